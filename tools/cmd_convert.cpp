@@ -1,0 +1,44 @@
+// onyx convert IN OUT: re-writes a model; moves tensor data to an external file or back inline.
+#include <charconv>
+#include <iostream>
+
+#include "base/error.hpp"
+#include "cli.hpp"
+#include "format/onnx_proto.hpp"
+#include "format/save.hpp"
+
+namespace onyx::cli {
+
+const char* const kConvertUsage =
+    "usage: onyx convert IN OUT [--external-data-threshold BYTES | --inline] [--external-data-file NAME]\n"
+    "\n"
+    "Re-writes the model IN as OUT. By default tensor data stays where it is (inline, or external; external data\n"
+    "is copied into OUT's data file when OUT is in another folder).\n"
+    "  --external-data-threshold BYTES  move initializers of at least BYTES bytes to an external data file\n"
+    "  --inline                         bring all external data back into the model file\n"
+    "  --external-data-file NAME        name of the external data file in OUT's folder (default: OUT's name + .data)\n";
+
+int cmd_convert(const std::vector<std::string>& argv) {
+  Args args(argv, {"--external-data-threshold", "--external-data-file"}, {"--inline"});
+  if (print_help_if_asked(args, kConvertUsage)) return 0;
+  expect_positional(args, 2, 2, kConvertUsage);
+  SaveOptions opts;
+  opts.data_file = args.value("--external-data-file");
+  if (auto t = args.value("--external-data-threshold")) {
+    if (args.flag("--inline")) fail("--external-data-threshold and --inline exclude each other");
+    auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), opts.threshold);
+    if (ec != std::errc() || p != t->data() + t->size()) fail("--external-data-threshold: '", *t, "' is not a byte count");
+    opts.data = SaveOptions::Data::External;
+  } else if (args.flag("--inline")) {
+    opts.data = SaveOptions::Data::Inline;
+  }
+  pb::ModelDocument doc = pb::load_model_file(args.positional()[0]);
+  SaveReport r = save_model(doc, args.positional()[1], opts);
+  if (!r.data_file.empty())
+    std::cout << "wrote " << r.tensors_external << " tensors (" << r.external_bytes << " bytes) to " << r.data_file.string()
+              << "\n";
+  if (r.tensors_inlined) std::cout << "brought " << r.tensors_inlined << " tensors inline\n";
+  return 0;
+}
+
+}  // namespace onyx::cli

@@ -1,0 +1,129 @@
+// The `onyx` command line: `onyx COMMAND [ARGS]`; each command answers --help; errors print one line and exit 1.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "base/error.hpp"
+#include "cli.hpp"
+
+namespace onyx::cli {
+
+Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>& valued, const std::vector<std::string>& flags) {
+  auto is = [](const std::vector<std::string>& list, const std::string& s) {
+    for (const auto& x : list)
+      if (x == s) return true;
+    return false;
+  };
+  bool only_positional = false;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (only_positional || a.size() < 2 || a[0] != '-' || a == "-") {
+      positional_.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      only_positional = true;
+      continue;
+    }
+    if (a == "--help" || a == "-h") {
+      help_ = true;
+      continue;
+    }
+    std::string name = a, val;
+    bool has_inline_value = false;
+    if (auto eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
+      name = a.substr(0, eq);
+      val = a.substr(eq + 1);
+      has_inline_value = true;
+    }
+    if (is(valued, name)) {
+      if (!has_inline_value) {
+        if (i + 1 >= argv.size()) fail("option ", name, " needs a value");
+        val = argv[++i];
+      }
+      options_.emplace_back(name, val);
+    } else if (is(flags, name) && !has_inline_value) {
+      options_.emplace_back(name, "");
+    } else {
+      fail("unknown option '", a, "' (see --help)");
+    }
+  }
+}
+
+bool Args::flag(const std::string& name) const {
+  for (const auto& [k, v] : options_)
+    if (k == name) return true;
+  return false;
+}
+
+std::optional<std::string> Args::value(const std::string& name) const {
+  std::optional<std::string> r;
+  for (const auto& [k, v] : options_)
+    if (k == name) r = v;
+  return r;
+}
+
+std::vector<std::string> Args::values(const std::string& name) const {
+  std::vector<std::string> r;
+  for (const auto& [k, v] : options_)
+    if (k == name) r.push_back(v);
+  return r;
+}
+
+bool print_help_if_asked(const Args& args, const char* usage) {
+  if (!args.help()) return false;
+  std::cout << usage;
+  return true;
+}
+
+void expect_positional(const Args& args, size_t lo, size_t hi, const char* usage) {
+  size_t n = args.positional().size();
+  if (n < lo || n > hi) {
+    std::string u = usage;
+    fail("expected ", lo == hi ? std::to_string(lo) : cat(lo, " to ", hi), " argument", hi == 1 ? "" : "s", "; ",
+         u.substr(0, u.find('\n')));
+  }
+}
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> list = {
+      {"info", "summarize a model: producer, opsets, inputs/outputs, op histogram, parameters", kInfoUsage, cmd_info},
+      {"check", "check a model's structure (exit 1 and one line per problem if invalid)", kCheckUsage, cmd_check},
+      {"convert", "re-write a model, optionally moving tensor data to or from an external file", kConvertUsage, cmd_convert},
+      {"print", "print a model in the ONNX textual syntax", kPrintUsage, cmd_print},
+  };
+  return list;
+}
+
+}  // namespace onyx::cli
+
+namespace {
+
+void print_main_help() {
+  std::cout << "usage: onyx COMMAND [ARGS]   (onyx COMMAND --help for details)\n\ncommands:\n";
+  for (const auto& c : onyx::cli::commands()) std::printf("  %-10s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    print_main_help();
+    return argc < 2 ? 2 : 0;
+  }
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  for (const auto& c : onyx::cli::commands()) {
+    if (c.name != std::string(argv[1])) continue;
+    try {
+      return c.run(rest);
+    } catch (const onyx::Error& e) {
+      std::cerr << "onyx " << c.name << ": error: " << e.what() << "\n";
+      return 1;
+    } catch (const std::exception& e) {
+      std::cerr << "onyx " << c.name << ": error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  std::cerr << "onyx: unknown command '" << argv[1] << "' (see onyx --help)\n";
+  return 2;
+}
