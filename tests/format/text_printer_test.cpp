@@ -298,7 +298,7 @@ TEST(TextPrinter, RawDataSizeMismatchThrows) {
 
 // Subgraph rules: a node with a graph attribute prints its attributes after the inputs; the graph is
 // printed inline with the indentation raised by 3 for its nodes and its initializer line, and its closing
-// "}" indented one level less than its nodes.
+// "}" indented one level less than its nodes. The "{" after an initializer line is not indented at all.
 TEST(TextPrinter, IfWithSubgraphs) {
   Graph then_g;
   then_g.name = "then_body";
@@ -337,7 +337,7 @@ TEST(TextPrinter, IfWithSubgraphs) {
             "      a = Constant <value: tensor = float[1] {1}> ()\n"
             "   }, else_branch: graph = else_body () => (float[1] b) \n"
             "      <float[1] bc =  {2}>\n"
-            "   {\n"
+            "{\n"
             "      b = Identity (bc)\n"
             "   }>\n"
             "}");

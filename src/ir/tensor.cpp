@@ -1,0 +1,61 @@
+#include "ir/tensor.hpp"
+
+#include "base/error.hpp"
+#include "format/onnx_proto.hpp"
+#include "format/tensor_data.hpp"
+
+namespace onyx {
+
+Tensor Tensor::view(std::string name, DataType dtype, std::vector<int64_t> dims, std::string_view bytes,
+                    std::shared_ptr<const void> keep) {
+  Tensor t;
+  t.name_ = std::move(name);
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.bytes_ = bytes;
+  t.keep_ = std::move(keep);
+  t.is_view_ = true;
+  return t;
+}
+
+Tensor Tensor::owned(std::string name, DataType dtype, std::vector<int64_t> dims, std::string bytes) {
+  auto buf = std::make_shared<const std::string>(std::move(bytes));
+  Tensor t = view(std::move(name), dtype, std::move(dims), *buf, buf);
+  t.is_view_ = false;
+  return t;
+}
+
+Tensor Tensor::strings(std::string name, std::vector<int64_t> dims, std::vector<std::string> values) {
+  Tensor t;
+  t.name_ = std::move(name);
+  t.dtype_ = DataType::String;
+  t.dims_ = std::move(dims);
+  t.strings_ = std::move(values);
+  return t;
+}
+
+uint64_t Tensor::element_count() const {
+  uint64_t n = 1;
+  for (int64_t d : dims_) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+Tensor Tensor::from_proto(const pb::Tensor& p, ExternalDataResolver* resolver, std::string_view what,
+                          std::shared_ptr<const void> source) {
+  std::string name(p.name.value_or(""));
+  uint64_t n = tensor_element_count(p, what);
+  if (p.data_type.value_or(0) == static_cast<int32_t>(DataType::String)) {
+    if (is_external(p)) fail(what, ": string tensors cannot use external data");
+    if (p.string_data.size() != n)
+      fail(what, ": string_data has ", p.string_data.size(), " values, but the dims give ", n, " elements");
+    std::vector<std::string> values(p.string_data.begin(), p.string_data.end());
+    return strings(std::move(name), p.dims, std::move(values));
+  }
+  TensorBytes b = tensor_raw_bytes(p, resolver, what);
+  bool in_place = !b.keep || is_external(p);  // raw_data in the model mapping, or an external file's mapping
+  Tensor t = view(std::move(name), static_cast<DataType>(*p.data_type), p.dims, b.bytes, b.keep ? b.keep : source);
+  t.is_view_ = in_place;
+  return t;
+}
+
+}  // namespace onyx

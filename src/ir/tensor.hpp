@@ -1,0 +1,57 @@
+// A tensor value: element type, dims and data. The data is either a view (into the memory-mapped model or an
+// external data file, kept alive by `keep`) or owned; string tensors own their strings.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/dtype.hpp"
+
+namespace onyx {
+
+class ExternalDataResolver;
+namespace pb {
+struct Tensor;
+}
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // A view of `bytes` (little-endian raw layout); `keep` owns or maps them.
+  static Tensor view(std::string name, DataType dtype, std::vector<int64_t> dims, std::string_view bytes,
+                     std::shared_ptr<const void> keep);
+  static Tensor owned(std::string name, DataType dtype, std::vector<int64_t> dims, std::string bytes);
+  static Tensor strings(std::string name, std::vector<int64_t> dims, std::vector<std::string> values);
+  // Decodes a TensorProto; `resolver` resolves external data (null: external data is an error); `source` keeps
+  // the bytes the proto was decoded from alive (raw_data is viewed in place). Errors name `what`.
+  static Tensor from_proto(const pb::Tensor& t, ExternalDataResolver* resolver, std::string_view what,
+                           std::shared_ptr<const void> source);
+
+  const std::string& name() const { return name_; }
+  DataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  uint64_t element_count() const;
+  // Raw bytes (empty for string tensors).
+  std::string_view bytes() const { return bytes_; }
+  const std::vector<std::string>& string_values() const { return strings_; }
+  // True when the bytes are a view into a mapped file rather than an owned copy.
+  bool is_view() const { return is_view_; }
+
+ private:
+  std::string name_;
+  DataType dtype_ = DataType::Undefined;
+  std::vector<int64_t> dims_;
+  std::string_view bytes_;
+  std::shared_ptr<const void> keep_;
+  std::vector<std::string> strings_;
+  bool is_view_ = false;
+};
+
+struct SparseTensor {
+  Tensor values, indices;
+  std::vector<int64_t> dims;
+};
+
+}  // namespace onyx

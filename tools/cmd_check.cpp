@@ -1,0 +1,31 @@
+// onyx check MODEL: structural checks; one line per problem and exit 1 if any.
+#include <iostream>
+
+#include "check/checker.hpp"
+#include "cli.hpp"
+#include "format/onnx_proto.hpp"
+#include "ir/model.hpp"
+
+namespace onyx::cli {
+
+const char* const kCheckUsage =
+    "usage: onyx check MODEL\n"
+    "\n"
+    "Checks the model's structure: IR version and opset imports, operator versions, single assignment of every\n"
+    "value, inputs defined before use (topological order, cycles), attributes, tensor data sizes and external\n"
+    "data references. Prints 'MODEL: ok' or one line per problem (exit status 1).\n";
+
+int cmd_check(const std::vector<std::string>& argv) {
+  Args args(argv, {}, {});
+  if (print_help_if_asked(args, kCheckUsage)) return 0;
+  expect_positional(args, 1, 1, kCheckUsage);
+  pb::ModelDocument doc = pb::load_model_file(args.positional()[0]);
+  std::vector<std::string> problems = check::check_model(doc);
+  for (const auto& p : problems) std::cerr << p << "\n";
+  if (!problems.empty()) return 1;
+  build_model(doc);  // building the IR resolves every tensor, so its errors are reported here too
+  std::cout << doc.label << ": ok\n";
+  return 0;
+}
+
+}  // namespace onyx::cli
