@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "format/onnx_proto.hpp"
+
 namespace onyx::cli {
 
 // Parsed arguments of one command: positional values and --options (with or without values).
@@ -33,6 +35,9 @@ struct Command {
 
 const std::vector<Command>& commands();
 
+// The built-in demo model (written by `onyx demo`).
+pb::ModelDocument make_demo_model();
+
 // Prints `usage` when --help was given and returns true; the caller then exits 0.
 bool print_help_if_asked(const Args& args, const char* usage);
 // Throws an onyx::Error with "usage: ..." when the number of positional arguments is outside [lo, hi].
@@ -42,10 +47,12 @@ int cmd_info(const std::vector<std::string>& argv);
 int cmd_check(const std::vector<std::string>& argv);
 int cmd_convert(const std::vector<std::string>& argv);
 int cmd_print(const std::vector<std::string>& argv);
+int cmd_demo(const std::vector<std::string>& argv);
 
 extern const char* const kInfoUsage;
 extern const char* const kCheckUsage;
 extern const char* const kConvertUsage;
 extern const char* const kPrintUsage;
+extern const char* const kDemoUsage;
 
 }  // namespace onyx::cli

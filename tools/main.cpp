@@ -91,6 +91,7 @@ const std::vector<Command>& commands() {
       {"check", "check a model's structure (exit 1 and one line per problem if invalid)", kCheckUsage, cmd_check},
       {"convert", "re-write a model, optionally moving tensor data to or from an external file", kConvertUsage, cmd_convert},
       {"print", "print a model in the ONNX textual syntax", kPrintUsage, cmd_print},
+      {"demo", "write the built-in demo model, check it and show it", kDemoUsage, cmd_demo},
   };
   return list;
 }

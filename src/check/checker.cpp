@@ -586,9 +586,15 @@ void Checker::check_node_input(Scope& scope, Str name, const std::string& where)
     const size_t producer = it->second;
     s->edges.emplace_back(s->current, producer);
     s->out_of_order = true;
-    std::string by = producer == s->current ? std::string("this node itself")
-                                            : cat(node_label((*s->nodes)[producer], producer), ", a later node");
-    if (s != &scope) by += cat(" of the enclosing ", s->path);
+    std::string by;
+    if (s == &scope) {
+      by = producer == s->current ? std::string("this node itself")
+                                  : cat(node_label((*s->nodes)[producer], producer), ", a later node");
+    } else {
+      by = cat(node_label((*s->nodes)[producer], producer),
+               producer == s->current ? ", the node that holds this subgraph," : ", a later node", " of the enclosing ",
+               s->path);
+    }
     problem(where, ": input ", quote(name), " is produced by ", by,
             " (nodes must be in topological order: every input defined before its use)");
     return;

@@ -302,6 +302,7 @@ TEST(Checker, ModelLocalFunctionCall) {
 TEST(Checker, ValueAssignedTwice) {
   pb::Model m = valid_model();
   m.graph->node[1].output[0] = "s";
+  m.graph->output[0].name = "s";
   EXPECT_TRUE(one_problem(check(m), {"graph 'main'", "node 'relu1' (Relu)", "output 's' is already defined",
                                      "node 'add1' (Add)"}));
 }
@@ -497,7 +498,7 @@ TEST(Checker, SubgraphCannotSeeTheNodesOwnOutputs) {
   // The branch reads "r", the output of the If node itself: a cycle through the subgraph.
   const auto problems = check(model_with_if(branch("then", "r", "t_out"), branch("else", "w", "e_out")));
   ASSERT_EQ(problems.size(), 2u) << joined(problems);
-  EXPECT_NE(problems[0].find("input 'r' is produced by this node itself of the enclosing graph 'main'"),
+  EXPECT_NE(problems[0].find("input 'r' is produced by node 'if1' (If), the node that holds this subgraph, of the enclosing graph 'main'"),
             std::string::npos)
       << problems[0];
   EXPECT_NE(problems[1].find("cycle: node 'if1' (If) -> node 'if1' (If)"), std::string::npos) << problems[1];
@@ -956,7 +957,7 @@ void check_corpus(const fs::path& root, const std::vector<std::string>& suites, 
     }
   }
   if (checked == 0) GTEST_SKIP() << "no models under " << root;
-  RecordProperty("models_checked", static_cast<int>(checked));
+  ::testing::Test::RecordProperty("models_checked", static_cast<int>(checked));
 }
 
 TEST(CheckerCorpus, OnnxBackendTestData) {

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages onyx needs to build and test; installs only what is missing (safe to re-run).
+#   build:   g++, cmake, ninja, GoogleTest
+#   fuzzing: clang and its runtime (libFuzzer, sanitizers)
+#   tests:   python3-onnx + numpy (check the writer against onnx's own reader), libonnx-testdata (ONNX backend test models)
+set -euo pipefail
+packages=(g++ cmake ninja-build libgtest-dev clang libclang-rt-14-dev python3-onnx python3-numpy libonnx-testdata)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
