@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <ostream>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -45,6 +47,24 @@ std::string escape(std::string_view text) {
 }
 
 std::string quote(std::string_view text) { return cat('\'', escape(text), '\''); }
+
+// A place in the model (graph path, node, attribute, tensor), put into words only when a problem
+// is reported there: building these texts for every node would dominate the checking time.
+// Holds a reference to a callable returning std::string, so pass it down, never store it.
+class Where {
+ public:
+  template <class F>
+    requires(!std::is_same_v<F, Where> && std::is_invocable_r_v<std::string, const F&>)
+  Where(const F& f)  // NOLINT(google-explicit-constructor): built from lambdas at call sites
+      : obj_(&f), fn_([](const void* o) { return std::string((*static_cast<const F*>(o))()); }) {}
+  std::string operator()() const { return fn_(obj_); }
+
+ private:
+  const void* obj_;
+  std::string (*fn_)(const void*);
+};
+
+std::ostream& operator<<(std::ostream& os, const Where& w) { return os << w(); }
 
 std::string dims_text(const std::vector<int64_t>& dims) {
   std::string out = "[";
@@ -188,14 +208,15 @@ class Checker {
   void check_graph(const pb::Graph& g, Scope* parent, std::string path, const Context& ctx);
   void check_nodes(Scope& scope, const Context& ctx);
   void check_node(Scope& scope, size_t index, const Context& ctx);
-  void check_node_op(const pb::Node& node, const std::string& where, const Context& ctx);
-  void check_node_input(Scope& scope, Str name, const std::string& where);
-  void check_attribute(Scope& scope, const pb::Attribute& a, size_t index, const std::string& node_where,
-                       const std::string& node_path, const Context& ctx);
+  void check_node_op(const pb::Node& node, const Where& where, const Context& ctx);
+  void check_node_input(Scope& scope, Str name, const Where& where);
+  // `node_where` names the node in messages, `node_path` starts the path of its subgraphs.
+  void check_attribute(Scope& scope, const pb::Attribute& a, size_t index, const Where& node_where,
+                       const Where& node_path, const Context& ctx);
   void report_cycles(Scope& scope);
 
-  void check_tensor(const pb::Tensor& t, const std::string& where);
-  void check_sparse_tensor(const pb::SparseTensor& t, const std::string& where);
+  void check_tensor(const pb::Tensor& t, const Where& where);
+  void check_sparse_tensor(const pb::SparseTensor& t, const Where& where);
   std::string describe(const Lookup& found, const Scope& from) const;
 
   const pb::ModelDocument& doc_;
@@ -316,8 +337,8 @@ void Checker::check_function(const pb::Function& f) {
       problem(where, ": attribute ", quote(*a.name), " is declared twice");
     }
     // A default value: checked like a node attribute outside any function.
-    check_attribute(scope, a, k, cat(where, ": default of attribute ", quote(*a.name)), where,
-                    Context{&opsets, where, nullptr});
+    check_attribute(scope, a, k, [&] { return cat(where, ": default of attribute ", quote(*a.name)); },
+                    [&] { return where; }, Context{&opsets, where, nullptr});
   }
 
   for (size_t k = 0; k < f.input.size(); ++k) {
@@ -420,16 +441,16 @@ void Checker::check_graph(const pb::Graph& g, Scope* parent, std::string path, c
     const Str name = t.name.value_or("");
     if (name.empty()) {
       problem(where, ": initializer #", k, " has no name");
-      check_tensor(t, cat(where, ": initializer #", k));
+      check_tensor(t, [&] { return cat(where, ": initializer #", k); });
       continue;
     }
-    const std::string what = cat(where, ": initializer ", quote(name));
+    const auto what = [&] { return cat(where, ": initializer ", quote(name)); };
     if (!initializers.insert(name).second) {
-      problem(what, " is defined twice");
+      problem(what(), " is defined twice");
     } else {
       const auto [it, inserted] = scope.defined.emplace(name, Definition{DefKind::Initializer});
       if (inserted && ir_version_ <= 3) {
-        problem(what, " is not a graph input (IR version ", ir_version_,
+        problem(what(), " is not a graph input (IR version ", ir_version_,
                 " requires every initializer to be listed as a graph input too)");
       }
     }
@@ -442,14 +463,14 @@ void Checker::check_graph(const pb::Graph& g, Scope* parent, std::string path, c
     const Str name = sp.values ? sp.values->name.value_or("") : Str();
     if (name.empty()) {
       problem(where, ": sparse initializer #", k, " has no name (the name of its values tensor)");
-      check_sparse_tensor(sp, cat(where, ": sparse initializer #", k));
+      check_sparse_tensor(sp, [&] { return cat(where, ": sparse initializer #", k); });
       continue;
     }
-    const std::string what = cat(where, ": sparse initializer ", quote(name));
+    const auto what = [&] { return cat(where, ": sparse initializer ", quote(name)); };
     if (!sparse_names.insert(name).second) {
-      problem(what, " is defined twice");
+      problem(what(), " is defined twice");
     } else if (initializers.count(name)) {
-      problem(what, " has the name of a dense initializer too");
+      problem(what(), " has the name of a dense initializer too");
     } else {
       scope.defined.emplace(name, Definition{DefKind::SparseInitializer});
     }
@@ -483,7 +504,8 @@ void Checker::check_nodes(Scope& scope, const Context& ctx) {
 void Checker::check_node(Scope& scope, size_t index, const Context& ctx) {
   const pb::Node& node = (*scope.nodes)[index];
   scope.current = index;
-  const std::string where = cat(scope.path, ": ", node_label(node, index));
+  const auto where_text = [&] { return cat(scope.path, ": ", node_label(node, index)); };
+  const Where where(where_text);
 
   check_node_op(node, where, ctx);
 
@@ -491,13 +513,21 @@ void Checker::check_node(Scope& scope, size_t index, const Context& ctx) {
     if (!input.empty()) check_node_input(scope, input, where);
   }
 
-  std::unordered_set<Str> attr_names;
-  for (size_t k = 0; k < node.attribute.size(); ++k) {
-    const auto& a = node.attribute[k];
-    if (a.name && !a.name->empty() && !attr_names.insert(*a.name).second) {
-      problem(where, ": attribute ", quote(*a.name), " is given twice");
+  const auto& attrs = node.attribute;
+  const auto path_text = [&] { return cat(scope.path, " > ", node_label(node, index)); };
+  std::unordered_set<Str> attr_names;  // only for nodes with many attributes
+  for (size_t k = 0; k < attrs.size(); ++k) {
+    const auto& a = attrs[k];
+    if (a.name && !a.name->empty()) {
+      bool repeated = false;
+      if (attrs.size() <= 16) {
+        for (size_t j = 0; j < k && !repeated; ++j) repeated = attrs[j].name == a.name;
+      } else {
+        repeated = !attr_names.insert(*a.name).second;
+      }
+      if (repeated) problem(where, ": attribute ", quote(*a.name), " is given twice");
     }
-    check_attribute(scope, a, k, where, cat(scope.path, " > ", node_label(node, index)), ctx);
+    check_attribute(scope, a, k, where, path_text, ctx);
   }
 
   for (const Str out : node.output) {
@@ -512,7 +542,7 @@ void Checker::check_node(Scope& scope, size_t index, const Context& ctx) {
   }
 }
 
-void Checker::check_node_op(const pb::Node& node, const std::string& where, const Context& ctx) {
+void Checker::check_node_op(const pb::Node& node, const Where& where, const Context& ctx) {
   const Str op = node.op_type.value_or("");
   if (op.empty()) {
     problem(where, ": the node has no op_type");
@@ -571,7 +601,7 @@ std::string Checker::describe(const Lookup& found, const Scope& from) const {
   return what;
 }
 
-void Checker::check_node_input(Scope& scope, Str name, const std::string& where) {
+void Checker::check_node_input(Scope& scope, Str name, const Where& where) {
   const Lookup found = find_defined(&scope, name);
   if (found.def) {
     if (found.def->kind == DefKind::NodeOutput) {
@@ -604,11 +634,13 @@ void Checker::check_node_input(Scope& scope, Str name, const std::string& where)
           scope.parent ? " (nor does any value of the enclosing graphs)" : "");
 }
 
-void Checker::check_attribute(Scope& scope, const pb::Attribute& a, size_t index, const std::string& node_where,
-                              const std::string& node_path, const Context& ctx) {
+void Checker::check_attribute(Scope& scope, const pb::Attribute& a, size_t index, const Where& node_where,
+                              const Where& node_path, const Context& ctx) {
   const bool named = a.name && !a.name->empty();
-  const std::string where = named ? cat(node_where, ": attribute ", quote(*a.name))
-                                  : cat(node_where, ": attribute #", index);
+  const auto where_text = [&] {
+    return named ? cat(node_where, ": attribute ", quote(*a.name)) : cat(node_where, ": attribute #", index);
+  };
+  const Where where(where_text);
   if (!named) problem(where, " has no name");
 
   const auto set = attr_fields_set(a);
@@ -661,16 +693,22 @@ void Checker::check_attribute(Scope& scope, const pb::Attribute& a, size_t index
             " (exactly one value field must be set)");
   }
 
-  const std::string attr_path = named ? cat(node_path, " attribute ", quote(*a.name))
-                                      : cat(node_path, " attribute #", index);
-  if (a.t) check_tensor(*a.t, where + ": tensor");
-  if (a.sparse_tensor) check_sparse_tensor(*a.sparse_tensor, where + ": sparse tensor");
-  for (size_t k = 0; k < a.tensors.size(); ++k) check_tensor(a.tensors[k], cat(where, ": tensor #", k));
-  for (size_t k = 0; k < a.sparse_tensors.size(); ++k) {
-    check_sparse_tensor(a.sparse_tensors[k], cat(where, ": sparse tensor #", k));
+  if (a.t) check_tensor(*a.t, [&] { return cat(where, ": tensor"); });
+  if (a.sparse_tensor) check_sparse_tensor(*a.sparse_tensor, [&] { return cat(where, ": sparse tensor"); });
+  for (size_t k = 0; k < a.tensors.size(); ++k) {
+    check_tensor(a.tensors[k], [&] { return cat(where, ": tensor #", k); });
   }
-  if (a.g) check_graph(*a.g, &scope, attr_path, ctx);
-  for (size_t k = 0; k < a.graphs.size(); ++k) check_graph(a.graphs[k], &scope, cat(attr_path, "[", k, "]"), ctx);
+  for (size_t k = 0; k < a.sparse_tensors.size(); ++k) {
+    check_sparse_tensor(a.sparse_tensors[k], [&] { return cat(where, ": sparse tensor #", k); });
+  }
+  if (a.g || !a.graphs.empty()) {
+    const std::string attr_path = named ? cat(node_path, " attribute ", quote(*a.name))
+                                        : cat(node_path, " attribute #", index);
+    if (a.g) check_graph(*a.g, &scope, attr_path, ctx);
+    for (size_t k = 0; k < a.graphs.size(); ++k) {
+      check_graph(a.graphs[k], &scope, cat(attr_path, "[", k, "]"), ctx);
+    }
+  }
 }
 
 // Finds the strongly connected components of the dependency graph (Tarjan's algorithm, without
@@ -766,7 +804,7 @@ void Checker::report_cycles(Scope& scope) {
 
 // ---- tensors ----------------------------------------------------------------------------------
 
-void Checker::check_tensor(const pb::Tensor& t, const std::string& where) {
+void Checker::check_tensor(const pb::Tensor& t, const Where& where) {
   if (!t.data_type) {
     problem(where, " has no data_type");
     return;
@@ -805,7 +843,9 @@ void Checker::check_tensor(const pb::Tensor& t, const std::string& where) {
     }
   }
   const auto n = static_cast<uint64_t>(count);
-  const std::string shape = cat(n, " element", n == 1 ? "" : "s", " of ", dtype, " (dims ", dims_text(t.dims), ")");
+  const auto shape = [&] {
+    return cat(n, " element", n == 1 ? "" : "s", " of ", dtype, " (dims ", dims_text(t.dims), ")");
+  };
 
   // The inline data fields that hold something.
   struct Field {
@@ -864,19 +904,19 @@ void Checker::check_tensor(const pb::Tensor& t, const std::string& where) {
       if (has_raw) {
         problem(where, ": string tensors keep their values in 'string_data', not 'raw_data'");
       } else if (n != 0) {
-        problem(where, " has no data for its ", shape);
+        problem(where, " has no data for its ", shape());
       }
       return;
     }
     if (!t.raw_data) {
-      if (n != 0) problem(where, " has no data for its ", shape);
+      if (n != 0) problem(where, " has no data for its ", shape());
       return;
     }
     const auto expected = raw_byte_size(dtype, n);
     if (!expected) {
-      problem(where, ": the raw size of its ", shape, " overflows 64 bits");
+      problem(where, ": the raw size of its ", shape(), " overflows 64 bits");
     } else if (t.raw_data->size() != *expected) {
-      problem(where, " has ", t.raw_data->size(), " bytes of raw_data but its ", shape, " take ", *expected,
+      problem(where, " has ", t.raw_data->size(), " bytes of raw_data but its ", shape(), " take ", *expected,
               " bytes");
     }
     return;
@@ -904,11 +944,11 @@ void Checker::check_tensor(const pb::Tensor& t, const std::string& where) {
     why = per_value == 2 ? " (two packed 4-bit elements per value)" : " (four packed 2-bit elements per value)";
   }
   if (f.size != expected) {
-    problem(where, " has ", f.size, " values in '", f.name, "' but its ", shape, " need ", expected, why);
+    problem(where, " has ", f.size, " values in '", f.name, "' but its ", shape(), " need ", expected, why);
   }
 }
 
-void Checker::check_sparse_tensor(const pb::SparseTensor& t, const std::string& where) {
+void Checker::check_sparse_tensor(const pb::SparseTensor& t, const Where& where) {
   for (size_t k = 0; k < t.dims.size(); ++k) {
     if (t.dims[k] < 0) {
       problem(where, " has negative dimension ", t.dims[k], " at axis ", k, " (dims ", dims_text(t.dims), ")");
@@ -919,7 +959,7 @@ void Checker::check_sparse_tensor(const pb::SparseTensor& t, const std::string& 
     problem(where, " has no values tensor");
     return;
   }
-  check_tensor(*t.values, where + ": values");
+  check_tensor(*t.values, [&] { return cat(where, ": values"); });
   if (t.values->dims.size() != 1) {
     problem(where, ": values must have rank 1 ([NNZ]) but has dims ", dims_text(t.values->dims));
     return;
@@ -930,7 +970,7 @@ void Checker::check_sparse_tensor(const pb::SparseTensor& t, const std::string& 
     return;
   }
   const auto& idx = *t.indices;
-  check_tensor(idx, where + ": indices");
+  check_tensor(idx, [&] { return cat(where, ": indices"); });
   if (idx.data_type && *idx.data_type != static_cast<int32_t>(DataType::Int64)) {
     problem(where, ": indices must be int64 but are ", static_cast<DataType>(*idx.data_type));
   }
