@@ -12,11 +12,15 @@
 // (std::bad_alloc, std::length_error, std::out_of_range, ...) is a bug and is left to escape so
 // that libFuzzer reports it; a broken round trip calls __builtin_trap().
 //
+// With the environment variable ONYX_FUZZ_STRICT=1, a model that the checker accepts but
+// build_model rejects is also reported (by trapping).
+//
 // External data locations resolve against "." (load_model_bytes sets doc.dir to "."), so run this
 // from an empty directory (scripts/fuzz.sh does) to keep the checker from reading real files.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +34,14 @@
 namespace {
 
 using namespace onyx;
+
+bool strict() {
+  static const bool on = [] {
+    const char* v = std::getenv("ONYX_FUZZ_STRICT");
+    return v && *v && std::string_view(v) != "0";
+  }();
+  return on;
+}
 
 [[noreturn]] void round_trip_broken(const char* message, std::string_view first, std::string_view second) {
   std::fprintf(stderr, "fuzz_model: %s round trip is unstable: %zu bytes, then %zu bytes\n", message, first.size(),
@@ -76,9 +88,17 @@ void fuzz_model(std::string_view data) {
     // that cannot be opened, say) is still an expected outcome, not a bug.
     std::vector<std::string> problems = check::check_model(doc);
     if (problems.empty()) {
-      // The builder re-checks what it relies on and may throw onyx::Error even for a checked model.
-      Model ir = build_model(doc);
-      (void)ir;
+      // The builder re-checks what it relies on and may throw onyx::Error even for a checked model;
+      // with ONYX_FUZZ_STRICT set, that disagreement between checker and builder is reported too.
+      try {
+        Model ir = build_model(doc);
+        (void)ir;
+      } catch (const Error& e) {
+        if (strict()) {
+          std::fprintf(stderr, "fuzz_model: the checker accepts the model, but build_model fails: %s\n", e.what());
+          __builtin_trap();
+        }
+      }
     }
   } catch (const Error&) {
   }

@@ -48,11 +48,13 @@ int cmd_check(const std::vector<std::string>& argv);
 int cmd_convert(const std::vector<std::string>& argv);
 int cmd_print(const std::vector<std::string>& argv);
 int cmd_demo(const std::vector<std::string>& argv);
+int cmd_test_onnx(const std::vector<std::string>& argv);
 
 extern const char* const kInfoUsage;
 extern const char* const kCheckUsage;
 extern const char* const kConvertUsage;
 extern const char* const kPrintUsage;
 extern const char* const kDemoUsage;
+extern const char* const kTestOnnxUsage;
 
 }  // namespace onyx::cli

@@ -17,7 +17,7 @@ int cmd_print(const std::vector<std::string>& argv) {
   if (print_help_if_asked(args, kPrintUsage)) return 0;
   expect_positional(args, 1, 1, kPrintUsage);
   pb::ModelDocument doc = pb::load_model_file(args.positional()[0]);
-  std::cout << pb::to_text(doc.model);
+  std::cout << pb::to_text(doc.model) << "\n";
   return 0;
 }
 

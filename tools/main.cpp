@@ -92,6 +92,7 @@ const std::vector<Command>& commands() {
       {"convert", "re-write a model, optionally moving tensor data to or from an external file", kConvertUsage, cmd_convert},
       {"print", "print a model in the ONNX textual syntax", kPrintUsage, cmd_print},
       {"demo", "write the built-in demo model, check it and show it", kDemoUsage, cmd_demo},
+      {"test-onnx", "run ONNX backend conformance tests", kTestOnnxUsage, cmd_test_onnx},
   };
   return list;
 }

@@ -436,6 +436,8 @@ void Checker::check_graph(const pb::Graph& g, Scope* parent, std::string path, c
   }
 
   std::unordered_set<Str> initializers;
+  initializers.reserve(g.initializer.size());
+  scope.defined.reserve(g.input.size() + g.initializer.size());
   for (size_t k = 0; k < g.initializer.size(); ++k) {
     const auto& t = g.initializer[k];
     const Str name = t.name.value_or("");
@@ -477,6 +479,10 @@ void Checker::check_graph(const pb::Graph& g, Scope* parent, std::string path, c
     check_sparse_tensor(sp, what);
   }
 
+  size_t outputs = 0;
+  for (const auto& n : g.node) outputs += n.output.size();
+  scope.producer.reserve(outputs);
+  scope.defined.reserve(scope.defined.size() + outputs);
   for (size_t i = 0; i < g.node.size(); ++i) {
     for (const Str out : g.node[i].output) {
       if (!out.empty()) scope.producer.emplace(out, i);

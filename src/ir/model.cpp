@@ -57,6 +57,7 @@ Value& Graph::add_value(const std::string& n) {
   if (by_name_.count(n)) fail(label(), ": value '", n, "' is defined twice");
   Value& v = values_.emplace_back();
   v.name = n;
+  v.id = values_.size() - 1;
   v.graph = this;
   by_name_[n] = &v;
   return v;

@@ -24,6 +24,7 @@ class Node;
 
 struct Value {
   std::string name;
+  size_t id = 0;                 // index among the values of its graph (dense, for executor frames)
   Type type;                     // from the graph's input/output/value_info, else Unknown (inference fills it)
   Graph* graph = nullptr;        // the graph whose scope defines it
   Node* producer = nullptr;      // null for graph inputs and initializers

@@ -1,5 +1,8 @@
 #include "ir/tensor.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "base/error.hpp"
 #include "format/onnx_proto.hpp"
 #include "format/tensor_data.hpp"
@@ -31,6 +34,50 @@ Tensor Tensor::strings(std::string name, std::vector<int64_t> dims, std::vector<
   t.dtype_ = DataType::String;
   t.dims_ = std::move(dims);
   t.strings_ = std::move(values);
+  t.writable_ = true;
+  return t;
+}
+
+Tensor Tensor::allocate(DataType dtype, std::vector<int64_t> dims) {
+  uint64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) fail("cannot allocate a tensor with negative dimension ", d);
+    if (d && n > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(d)) fail("tensor element count overflows");
+    n *= static_cast<uint64_t>(d);
+  }
+  if (dtype == DataType::String) return strings({}, std::move(dims), std::vector<std::string>(n));
+  auto bytes = raw_byte_size(dtype, n);
+  if (!bytes) fail("cannot allocate a tensor of ", n, " ", dtype, " elements");
+  size_t size = static_cast<size_t>(*bytes);
+  size_t rounded = (size + 63) / 64 * 64;
+  void* p = rounded ? std::aligned_alloc(64, rounded) : nullptr;
+  if (rounded && !p) fail("out of memory allocating ", size, " bytes");
+  if (rounded) std::memset(p, 0, rounded);
+  std::shared_ptr<void> keep(p, [](void* q) { std::free(q); });
+  Tensor t = view({}, dtype, std::move(dims), std::string_view(static_cast<const char*>(p), size), std::move(keep));
+  t.is_view_ = false;
+  t.writable_ = true;
+  return t;
+}
+
+void Tensor::check_writable() const {
+  if (!writable_) fail("tensor '", name_, "' is read-only (a view of the model or an input)");
+}
+
+Tensor Tensor::reshaped(std::vector<int64_t> dims) const {
+  Tensor t = *this;
+  t.dims_ = std::move(dims);
+  if (t.element_count() != element_count()) fail("cannot reshape ", element_count(), " elements to ", t.element_count());
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = allocate(dtype_, dims_);
+  t.name_ = name_;
+  if (dtype_ == DataType::String)
+    t.strings_ = strings_;
+  else if (!bytes_.empty())
+    std::memcpy(const_cast<char*>(t.bytes_.data()), bytes_.data(), bytes_.size());
   return t;
 }
 

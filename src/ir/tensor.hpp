@@ -24,6 +24,9 @@ class Tensor {
                      std::shared_ptr<const void> keep);
   static Tensor owned(std::string name, DataType dtype, std::vector<int64_t> dims, std::string bytes);
   static Tensor strings(std::string name, std::vector<int64_t> dims, std::vector<std::string> values);
+  // A new zero-filled, 64-byte aligned, writable tensor (empty strings for string tensors). Errors on negative
+  // dims and on sizes that overflow.
+  static Tensor allocate(DataType dtype, std::vector<int64_t> dims);
   // Decodes a TensorProto; `resolver` resolves external data (null: external data is an error); `source` keeps
   // the bytes the proto was decoded from alive (raw_data is viewed in place). Errors name `what`.
   static Tensor from_proto(const pb::Tensor& t, ExternalDataResolver* resolver, std::string_view what,
@@ -38,6 +41,24 @@ class Tensor {
   const std::vector<std::string>& string_values() const { return strings_; }
   // True when the bytes are a view into a mapped file rather than an owned copy.
   bool is_view() const { return is_view_; }
+  bool is_writable() const { return writable_; }
+
+  template <class T>
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes_.data());
+  }
+  // Writable data: only for tensors made by allocate() (views of mapped files are read-only).
+  template <class T>
+  T* mutable_data() {
+    check_writable();
+    return reinterpret_cast<T*>(const_cast<char*>(bytes_.data()));
+  }
+  std::vector<std::string>& mutable_strings() { return strings_; }
+  // The same data under other dims (element count must match); shares the buffer.
+  Tensor reshaped(std::vector<int64_t> dims) const;
+  void set_name(std::string n) { name_ = std::move(n); }
+  // A deep copy into a new writable buffer.
+  Tensor clone() const;
 
  private:
   std::string name_;
@@ -47,6 +68,8 @@ class Tensor {
   std::shared_ptr<const void> keep_;
   std::vector<std::string> strings_;
   bool is_view_ = false;
+  bool writable_ = false;
+  void check_writable() const;
 };
 
 struct SparseTensor {

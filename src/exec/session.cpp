@@ -1,0 +1,424 @@
+// Session creation (check, build the IR, bind each node to its op, infer types and shapes, create kernels) and
+// execution (topological order; each value is released after its last reader; subgraphs run in child frames that
+// see their outer scope; model-local functions run their body as a graph).
+#include "onyx/session.hpp"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/error.hpp"
+#include "check/checker.hpp"
+#include "format/onnx_proto.hpp"
+#include "ir/spec_table.hpp"
+#include "ops/registry.hpp"
+
+namespace onyx {
+
+namespace {
+
+struct Ref {
+  int depth = 0;  // frames to walk up (0: this graph)
+  size_t id = 0;
+};
+
+struct GraphPlan;
+
+struct Step {
+  const Node* node = nullptr;
+  int64_t opset = 0;
+  const ops::OpDef* def = nullptr;
+  std::unique_ptr<ops::Kernel> kernel;
+  std::shared_ptr<GraphPlan> function_body;  // for calls of model-local functions
+  std::vector<std::optional<Ref>> inputs;
+  std::vector<size_t> release;  // local values whose last reader is this step
+};
+
+struct GraphPlan {
+  const Graph* graph = nullptr;
+  std::vector<Step> steps;
+  std::vector<std::pair<size_t, const Tensor*>> constants;  // initializers
+  std::vector<size_t> input_ids, output_ids_local;
+  std::vector<Ref> outputs;
+};
+
+struct Frame {
+  const GraphPlan* plan;
+  std::vector<Datum> values;
+  const Frame* parent;
+};
+
+std::string where(const Node& n) { return cat(n.graph ? n.graph->label() + ": " : "", "node ", n.label()); }
+
+Ref ref_for(const Value* v, const Graph* from) {
+  Ref r;
+  r.id = v->id;
+  for (const Graph* g = from; g != v->graph; g = g->parent) {
+    if (!g) fail("value '", v->name, "' is not in scope");
+    ++r.depth;
+  }
+  return r;
+}
+
+const Datum& lookup(const Frame& f, const Ref& r) {
+  const Frame* fr = &f;
+  for (int i = 0; i < r.depth; ++i) fr = fr->parent;
+  return fr->values[r.id];
+}
+
+bool is_random_op(const Node& n) {
+  static const std::unordered_set<std::string> k = {"RandomNormal", "RandomNormalLike", "RandomUniform",
+                                                     "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"};
+  return k.count(n.op_type) > 0;
+}
+
+}  // namespace
+
+struct Session::Impl {
+  Model model;
+  std::vector<IoInfo> inputs, outputs;
+  std::shared_ptr<GraphPlan> main;
+  std::unordered_map<const Graph*, std::shared_ptr<GraphPlan>> plans;  // every graph, subgraphs included
+  std::unordered_map<const Value*, Tensor> constants;                  // values known at creation (for inference)
+  std::string label;
+
+  int64_t opset_for(const Node& n, const std::map<std::string, int64_t>& imports) const {
+    auto it = imports.find(n.domain == "ai.onnx" ? "" : n.domain);
+    if (it == imports.end()) fail(where(n), ": domain '", n.domain, "' is not imported");
+    return it->second;
+  }
+
+  // Infers the node's output types, refining the IR values; folds small constant nodes so that shape
+  // computations downstream see values.
+  void infer_node(const Node& n, const ops::OpDef* def, int64_t opset, const std::vector<const Attribute*>* scope) {
+    ops::InferContext ic{n, opset, ops::AttributeView(n, scope), {}, {}, {}, {}};
+    for (const Value* v : n.inputs) {
+      ic.input_types.push_back(v ? &v->type : nullptr);
+      const Tensor* c = nullptr;
+      if (v) {
+        if (v->initializer) c = v->initializer;
+        auto it = constants.find(v);
+        if (it != constants.end()) c = &it->second;
+      }
+      ic.input_values.push_back(c);
+    }
+    ic.output_types.resize(n.outputs.size());
+    ic.output_values.resize(n.outputs.size());
+    if (def) {
+      std::vector<DataType> dtypes;
+      for (size_t i = 0; i < n.inputs.size(); ++i) dtypes.push_back(ic.input_dtype(i));
+      ops::check_input_types(*def, n, dtypes);
+      def->infer(ic);
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      Value* v = n.outputs[i];
+      if (!v) continue;
+      const Type& t = ic.output_types[i];
+      if (t.kind != Type::Kind::Unknown &&
+          (v->type.kind == Type::Kind::Unknown || (!v->type.shape.rank_known && t.shape.rank_known)))
+        v->type = t;
+      if (ic.output_values[i]) constants[v] = *ic.output_values[i];
+    }
+  }
+
+  // Runs a node at creation when all its inputs are known constants and small, to give inference values.
+  void fold_if_constant(const Node& n, ops::Kernel& kernel, int64_t opset) {
+    if (is_random_op(n) || n.outputs.empty()) return;
+    for (const Attribute& a : n.attributes)
+      if (a.g || !a.graphs.empty()) return;
+    std::vector<Datum> holders;
+    holders.reserve(n.inputs.size());
+    for (const Value* v : n.inputs) {
+      if (!v) {
+        holders.emplace_back();
+        continue;
+      }
+      const Tensor* c = v->initializer;
+      auto it = constants.find(v);
+      if (it != constants.end()) c = &it->second;
+      if (!c || c->element_count() > 4096) return;
+      holders.push_back(Datum::of(*c));
+    }
+    std::vector<const Datum*> ptrs;
+    for (const Datum& d : holders) ptrs.push_back(d.kind == Datum::Kind::Empty ? nullptr : &d);
+    ops::KernelContext ctx(n, opset, ptrs, n.outputs.size(), nullptr);
+    try {
+      kernel.run(ctx);
+    } catch (const Error&) {
+      return;  // the run will report it, with the actual inputs
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      if (n.outputs[i] && ctx.outputs()[i].is_tensor() && ctx.outputs()[i].tensor.element_count() <= 4096)
+        constants[n.outputs[i]] = ctx.outputs()[i].tensor;
+  }
+
+  std::shared_ptr<GraphPlan> compile(const Graph& g, const std::map<std::string, int64_t>& imports,
+                                     const std::vector<const Attribute*>* scope) {
+    auto plan = std::make_shared<GraphPlan>();
+    plan->graph = &g;
+    for (const auto& [name, t] : g.initializers)
+      if (Value* v = g.find_local(name)) plan->constants.emplace_back(v->id, &t);
+    for (const Value* v : g.inputs) plan->input_ids.push_back(v->id);
+    std::unordered_map<size_t, size_t> last_use;  // local value id -> step index
+    for (const auto& up : g.nodes) {
+      const Node& n = *up;
+      Step step;
+      step.node = &n;
+      try {
+        step.opset = opset_for(n, imports);
+        // A model-local function runs as a function unless it names an ONNX op onyx implements.
+        const Function* fn = model.function(n.domain, n.op_type, n.overload);
+        bool call = fn && (!spec::is_known_domain(n.domain) || ops::builtin_registry().versions(n.domain, n.op_type).empty());
+        if (call) {
+          compile_function_call(step, n, *fn);
+        } else {
+          const ops::OpDef* def = &ops::builtin_registry().resolve(n, step.opset);
+          step.def = def;
+          // Subgraphs first: control-flow inference reads the bodies' inferred output types.
+          for (const Attribute& a : n.attributes) {
+            if (a.g) plans[a.g.get()] = compile(*a.g, imports, scope);
+            for (const auto& sg : a.graphs) plans[sg.get()] = compile(*sg, imports, scope);
+          }
+          infer_node(n, def, step.opset, scope);
+          ops::KernelInit init{n, step.opset, ops::AttributeView(n, scope), {}, {}};
+          for (const Value* v : n.inputs) init.input_types.push_back(v ? &v->type : nullptr);
+          for (const Value* v : n.outputs) init.output_types.push_back(v ? &v->type : nullptr);
+          step.kernel = def->kernel(init);
+          fold_if_constant(n, *step.kernel, step.opset);
+        }
+      } catch (const Error& e) {
+        std::string msg = e.what();
+        if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
+        fail(label, ": ", where(n), ": ", msg);
+      }
+      for (const Value* v : n.inputs) {
+        step.inputs.push_back(v ? std::optional<Ref>(ref_for(v, &g)) : std::nullopt);
+        if (v && v->graph == &g) last_use[v->id] = plan->steps.size();
+      }
+      // Values read by nested graphs count as read by this node.
+      for (const Attribute& a : n.attributes) {
+        auto mark = [&](const Graph& sub) {
+          for_each_outer_read(sub, g, [&](const Value* v) { last_use[v->id] = plan->steps.size(); });
+        };
+        if (a.g) mark(*a.g);
+        for (const auto& sg : a.graphs) mark(*sg);
+      }
+      plan->steps.push_back(std::move(step));
+    }
+    std::unordered_set<size_t> keep;
+    for (const Value* v : g.outputs) {
+      plan->outputs.push_back(ref_for(v, &g));
+      if (v->graph == &g) keep.insert(v->id);
+    }
+    for (const auto& [id, step_index] : last_use)
+      if (!keep.count(id)) plan->steps[step_index].release.push_back(id);
+    return plan;
+  }
+
+  // Calls f for each value of `outer` (or its ancestors) read by `sub` or graphs nested in it.
+  template <class F>
+  void for_each_outer_read(const Graph& sub, const Graph& outer, F&& f) {
+    for (const auto& n : sub.nodes) {
+      for (const Value* v : n->inputs)
+        if (v && v->graph == &outer) f(v);
+      for (const Attribute& a : n->attributes) {
+        if (a.g) for_each_outer_read(*a.g, outer, f);
+        for (const auto& sg : a.graphs) for_each_outer_read(*sg, outer, f);
+      }
+    }
+    for (const Value* v : sub.outputs)
+      if (v->graph == &outer) f(v);
+  }
+
+  void compile_function_call(Step& step, const Node& n, const Function& fn) {
+    // The caller's attributes, then the function's defaults for those it does not set.
+    auto scope = std::make_shared<std::vector<const Attribute*>>();
+    for (const Attribute& a : n.attributes) scope->push_back(&a);
+    for (const Attribute& d : fn.attribute_defaults) {
+      bool set = false;
+      for (const Attribute& a : n.attributes) set = set || a.name == d.name;
+      if (!set) scope->push_back(&d);
+    }
+    if (n.inputs.size() > fn.inputs.size()) fail("function ", fn.name, " takes ", fn.inputs.size(), " inputs, got ", n.inputs.size());
+    // Bind the caller's input types to the body's inputs (the body is specialized per call site).
+    for (size_t i = 0; i < n.inputs.size() && i < fn.body->inputs.size(); ++i)
+      if (n.inputs[i]) fn.body->inputs[i]->type = n.inputs[i]->type;
+    step.function_body = compile(*fn.body, fn.opset_imports, scope.get());
+    function_scopes.push_back(scope);
+    for (size_t i = 0; i < n.outputs.size() && i < fn.body->outputs.size(); ++i)
+      if (n.outputs[i] && n.outputs[i]->type.kind == Type::Kind::Unknown) n.outputs[i]->type = fn.body->outputs[i]->type;
+  }
+  std::vector<std::shared_ptr<std::vector<const Attribute*>>> function_scopes;
+
+  std::vector<Datum> execute(const GraphPlan& plan, std::vector<Datum> inputs, const Frame* parent) const;
+};
+
+namespace {
+
+class FrameRunner : public ops::SubgraphRunner {
+ public:
+  FrameRunner(const Session::Impl& s, const Frame& f) : s_(s), f_(f) {}
+  std::vector<Datum> run(const Graph& g, std::vector<Datum> inputs) override;
+
+ private:
+  const Session::Impl& s_;
+  const Frame& f_;
+};
+
+}  // namespace
+
+std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Datum> inputs, const Frame* parent) const {
+  Frame frame{&plan, std::vector<Datum>(plan.graph->values().size()), parent};
+  for (const auto& [id, t] : plan.constants) frame.values[id] = Datum::of(*t);
+  if (inputs.size() > plan.input_ids.size())
+    fail(plan.graph->label(), ": ", inputs.size(), " inputs given, the graph takes ", plan.input_ids.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].kind != Datum::Kind::Empty) frame.values[plan.input_ids[i]] = std::move(inputs[i]);
+  FrameRunner runner(*this, frame);
+  for (const Step& step : plan.steps) {
+    const Node& n = *step.node;
+    std::vector<const Datum*> in;
+    in.reserve(step.inputs.size());
+    for (const auto& r : step.inputs) {
+      const Datum* d = r ? &lookup(frame, *r) : nullptr;
+      in.push_back(d && d->kind != Datum::Kind::Empty ? d : nullptr);
+    }
+    std::vector<Datum> outs;
+    try {
+      if (step.function_body) {
+        std::vector<Datum> args;
+        for (const Datum* d : in) args.push_back(d ? *d : Datum{});
+        outs = execute(*step.function_body, std::move(args), nullptr);
+      } else {
+        if (step.def && !step.def->types.empty()) {
+          std::vector<DataType> dtypes;
+          for (const Datum* d : in) dtypes.push_back(d && d->is_tensor() ? d->tensor.dtype() : DataType::Undefined);
+          ops::check_input_types(*step.def, n, dtypes);
+        }
+        ops::KernelContext ctx(n, step.opset, std::move(in), n.outputs.size(), &runner);
+        step.kernel->run(ctx);
+        outs = std::move(ctx.outputs());
+      }
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
+      fail(label, ": ", where(n), ": ", msg);
+    }
+    for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i)
+      if (n.outputs[i]) frame.values[n.outputs[i]->id] = std::move(outs[i]);
+    for (size_t id : step.release) frame.values[id] = Datum{};
+  }
+  std::vector<Datum> result;
+  result.reserve(plan.outputs.size());
+  for (const Ref& r : plan.outputs) result.push_back(lookup(frame, r));
+  return result;
+}
+
+std::vector<Datum> FrameRunner::run(const Graph& g, std::vector<Datum> inputs) {
+  auto it = s_.plans.find(&g);
+  if (it == s_.plans.end()) fail(g.label(), ": subgraph was not compiled");
+  return s_.execute(*it->second, std::move(inputs), &f_);
+}
+
+namespace {
+
+Session::Impl* make_impl(pb::ModelDocument doc) {
+  auto impl = std::make_unique<Session::Impl>();
+  check::check_model_or_throw(doc);
+  impl->model = build_model(doc);
+  impl->label = doc.label;
+  const Graph& g = *impl->model.graph;
+  for (const Value* v : g.inputs)
+    if (!v->initializer) impl->inputs.push_back({v->name, v->type});
+  impl->main = impl->compile(g, impl->model.opset_imports, nullptr);
+  impl->plans[&g] = impl->main;
+  for (const Value* v : g.outputs) impl->outputs.push_back({v->name, v->type});
+  return impl.release();
+}
+
+void check_feed(const std::string& model, const IoInfo& info, const Datum& d, std::map<std::string, int64_t>& symbols) {
+  const Type& t = info.type;
+  auto bad = [&](const std::string& what) { fail(model, ": input '", info.name, "': ", what); };
+  if (t.kind == Type::Kind::Unknown) return;
+  if (t.kind == Type::Kind::Tensor) {
+    if (!d.is_tensor()) bad(cat("expected ", t.to_string(), ", got ", d.describe()));
+    const Tensor& x = d.tensor;
+    if (t.elem != DataType::Undefined && x.dtype() != t.elem)
+      bad(cat("expected element type ", t.elem, ", got ", x.dtype()));
+    if (!t.shape.rank_known) return;
+    if (x.dims().size() != t.shape.dims.size())
+      bad(cat("expected rank ", t.shape.dims.size(), " ", t.shape.to_string(), ", got rank ", x.dims().size()));
+    for (size_t i = 0; i < x.dims().size(); ++i) {
+      const Dim& dim = t.shape.dims[i];
+      if (dim.value && *dim.value != x.dims()[i])
+        bad(cat("dimension ", i, " must be ", *dim.value, ", got ", x.dims()[i], " (model shape ", t.shape.to_string(), ")"));
+      if (!dim.value && !dim.param.empty()) {
+        auto [it, inserted] = symbols.emplace(dim.param, x.dims()[i]);
+        if (!inserted && it->second != x.dims()[i])
+          bad(cat("dimension ", i, " ('", dim.param, "') is ", x.dims()[i], ", but another input set '", dim.param,
+                  "' to ", it->second));
+      }
+    }
+    return;
+  }
+  auto kind_ok = (t.kind == Type::Kind::Sequence && d.kind == Datum::Kind::Sequence) ||
+                 (t.kind == Type::Kind::Map && d.kind == Datum::Kind::Map) ||
+                 (t.kind == Type::Kind::Optional) || (t.kind == Type::Kind::SparseTensor && d.is_tensor());
+  if (!kind_ok) bad(cat("expected ", t.to_string(), ", got ", d.describe()));
+}
+
+}  // namespace
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+Session Session::from_file(const std::filesystem::path& path, const SessionOptions&) {
+  return Session(std::unique_ptr<Impl>(make_impl(pb::load_model_file(path))));
+}
+
+Session Session::from_bytes(std::string bytes, const SessionOptions&) {
+  return Session(std::unique_ptr<Impl>(make_impl(pb::load_model_bytes(std::move(bytes)))));
+}
+
+const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
+const Model& Session::model() const { return impl_->model; }
+
+std::vector<std::pair<std::string, Datum>> Session::run(const std::map<std::string, Datum>& feeds,
+                                                        const std::vector<std::string>& output_names) const {
+  const Graph& g = *impl_->model.graph;
+  std::map<std::string, int64_t> symbols;
+  for (const auto& [name, d] : feeds) {
+    const Value* v = g.find_local(name);
+    if (!v || !v->is_graph_input) fail(impl_->label, ": '", name, "' is not an input of the model");
+  }
+  std::vector<Datum> inputs(g.inputs.size());
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value* v = g.inputs[i];
+    auto it = feeds.find(v->name);
+    if (it == feeds.end()) {
+      if (!v->initializer) fail(impl_->label, ": input '", v->name, "' is missing (", v->type.to_string_with_shape(), ")");
+      continue;  // the initializer is the default
+    }
+    check_feed(impl_->label, IoInfo{v->name, v->type}, it->second, symbols);
+    inputs[i] = it->second;
+  }
+  std::vector<size_t> wanted;
+  if (output_names.empty()) {
+    for (size_t i = 0; i < g.outputs.size(); ++i) wanted.push_back(i);
+  } else {
+    for (const auto& n : output_names) {
+      size_t i = 0;
+      while (i < g.outputs.size() && g.outputs[i]->name != n) ++i;
+      if (i == g.outputs.size()) fail(impl_->label, ": '", n, "' is not an output of the model");
+      wanted.push_back(i);
+    }
+  }
+  std::vector<Datum> all = impl_->execute(*impl_->main, std::move(inputs), nullptr);
+  std::vector<std::pair<std::string, Datum>> result;
+  for (size_t i : wanted) result.emplace_back(g.outputs[i]->name, all[i]);
+  return result;
+}
+
+}  // namespace onyx

@@ -1,0 +1,122 @@
+// ai.onnx Add, Sub, Mul, Div — versions 1, 6, 7, 13, 14.
+// v1/v6: no implicit broadcasting; with broadcast=1, B is aligned to A starting at `axis` (default: B's dims are
+//        A's trailing dims). v7+: numpy broadcasting. v13 adds bfloat16, v14 adds 8/16-bit integers.
+// Integer Div truncates toward zero; division by zero is an error; INT_MIN / -1 wraps to INT_MIN.
+#include <limits>
+
+#include "ops/op_kit.hpp"
+
+namespace onyx::ops {
+namespace {
+
+enum class Arith { Add, Sub, Mul, Div };
+
+template <class T>
+T apply(Arith op, T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    switch (op) {  // wrap-around like the hardware, without signed-overflow UB
+      case Arith::Add: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      case Arith::Sub: return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+      case Arith::Mul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+      case Arith::Div:
+        if (b == 0) fail("integer division by zero");
+        if constexpr (std::is_signed_v<T>)
+          if (a == std::numeric_limits<T>::min() && b == -1) return a;
+        return static_cast<T>(a / b);
+    }
+  } else {
+    switch (op) {
+      case Arith::Add: return a + b;
+      case Arith::Sub: return a - b;
+      case Arith::Mul: return a * b;
+      case Arith::Div: return a / b;
+    }
+  }
+  return T{};
+}
+
+// B's dims for the pre-7 "broadcast=1" rule: aligned to A at `axis`, padded with 1s.
+Dims legacy_broadcast(const Dims& a, const Dims& b, int64_t axis) {
+  int64_t rank = static_cast<int64_t>(a.size());
+  if (axis < 0) axis = rank - static_cast<int64_t>(b.size());
+  if (axis < 0 || axis + static_cast<int64_t>(b.size()) > rank) fail("broadcast axis ", axis, " does not fit");
+  Dims out(a.size(), 1);
+  for (size_t i = 0; i < b.size(); ++i) out[axis + i] = b[i];
+  return out;
+}
+
+void run(Arith op, KernelContext& ctx, bool legacy, int64_t axis) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != b.dtype()) ctx.error(cat("inputs have different element types ", a.dtype(), " and ", b.dtype()));
+  Dims bd = legacy ? legacy_broadcast(a.dims(), b.dims(), axis) : b.dims();
+  Dims out = broadcast_dims(a.dims(), bd);
+  Tensor& y = ctx.allocate_output(0, a.dtype(), out);
+  visit_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      const T* pa = a.data<T>();
+      const T* pb = b.data<T>();
+      T* py = y.mutable_data<T>();
+      if (a.dims() == out && bd == out) {
+        for (int64_t i = 0, n = product(out); i < n; ++i) py[i] = apply(op, pa[i], pb[i]);
+      } else {
+        for_each_broadcast(out, {a.dims(), bd}, [&](int64_t i, const std::vector<int64_t>& o) { py[i] = apply(op, pa[o[0]], pb[o[1]]); });
+      }
+    } else if constexpr (is_small_float_v<T>) {
+      const T* pa = a.data<T>();
+      const T* pb = b.data<T>();
+      T* py = y.mutable_data<T>();
+      for_each_broadcast(out, {a.dims(), bd}, [&](int64_t i, const std::vector<int64_t>& o) {
+        py[i] = T(apply(op, static_cast<float>(pa[o[0]]), static_cast<float>(pb[o[1]])));
+      });
+    } else {
+      ctx.error(cat("element type ", a.dtype(), " is not supported"));
+    }
+  });
+}
+
+void add_op(Registry& r, const char* name, Arith op) {
+  using D = DataType;
+  const std::vector<DataType> v1 = {D::Float16, D::Float, D::Double};
+  const std::vector<DataType> v7 = {D::Float16, D::Float, D::Double, D::Int32, D::Int64, D::UInt32, D::UInt64};
+  std::vector<DataType> v13 = v7;
+  v13.push_back(D::BFloat16);
+  const std::vector<DataType> v14 = kNumericTypes;
+  auto infer = [](InferContext& ctx) {
+    if (ctx.opset < 7 && ctx.attrs.get_int("broadcast", 0)) {
+      infer_same_as_input(ctx);
+      return;
+    }
+    infer_broadcast(ctx);
+  };
+  auto kernel = [op](const KernelInit&) {
+    return make_kernel([op](KernelContext& ctx) { run(op, ctx, false, -1); });
+  };
+  auto legacy_kernel = [op](const KernelInit& init) {
+    bool legacy = init.attrs.get_int("broadcast", 0) != 0;
+    int64_t axis = init.attrs.has("axis") ? init.attrs.get_int("axis") : -1;
+    return make_kernel([op, legacy, axis](KernelContext& ctx) {
+      // Without broadcast=1 the shapes must match exactly.
+      if (!legacy && ctx.input(0).dims() != ctx.input(1).dims()) ctx.error("shapes differ and broadcast is not set");
+      run(op, ctx, legacy, axis);
+    });
+  };
+  add_versions(r, "", name, {1}, {{{0, 1}, v1}}, infer, legacy_kernel);
+  add_versions(r, "", name, {6}, {{{0, 1}, v7}}, infer, legacy_kernel);
+  add_versions(r, "", name, {7}, {{{0, 1}, v7}}, infer, kernel);
+  add_versions(r, "", name, {13}, {{{0, 1}, v13}}, infer, kernel);
+  add_versions(r, "", name, {14}, {{{0, 1}, v14}}, infer, kernel);
+}
+
+}  // namespace
+
+void register_binary_arithmetic(Registry& r) {
+  add_op(r, "Add", Arith::Add);
+  add_op(r, "Sub", Arith::Sub);
+  add_op(r, "Mul", Arith::Mul);
+  add_op(r, "Div", Arith::Div);
+}
+
+}  // namespace onyx::ops

@@ -1,0 +1,225 @@
+#include "ops/registry.hpp"
+
+#include <algorithm>
+
+#include "base/error.hpp"
+#include "ir/spec_table.hpp"
+
+namespace onyx::ops {
+
+// Messages here say what is wrong; the session prefixes them with the model, graph and node.
+
+// ---- AttributeView ----
+
+AttributeView::AttributeView(const Node& node, const std::vector<const Attribute*>* caller_scope)
+    : node_(node), scope_(caller_scope) {}
+
+const Attribute* AttributeView::find(std::string_view name) const {
+  const Attribute* a = node_.attribute(name);
+  if (!a || a->ref_attr_name.empty()) return a;
+  if (scope_)
+    for (const Attribute* c : *scope_)
+      if (c && c->name == a->ref_attr_name) return c;
+  return nullptr;  // a reference the caller did not set: the attribute is absent
+}
+
+const Attribute& AttributeView::require(std::string_view name, AttributeType type) const {
+  const Attribute* a = find(name);
+  if (!a) fail("required attribute '", name, "' is missing");
+  if (a->type != type)
+    fail("attribute '", name, "' is ", attribute_type_name(a->type), ", expected ",
+         attribute_type_name(type));
+  return *a;
+}
+
+int64_t AttributeView::get_int(std::string_view name, std::optional<int64_t> dflt) const {
+  if (!find(name) && dflt) return *dflt;
+  return require(name, AttributeType::Int).i;
+}
+float AttributeView::get_float(std::string_view name, std::optional<float> dflt) const {
+  if (!find(name) && dflt) return *dflt;
+  return require(name, AttributeType::Float).f;
+}
+std::string AttributeView::get_string(std::string_view name, std::optional<std::string> dflt) const {
+  if (!find(name) && dflt) return *dflt;
+  return require(name, AttributeType::String).s;
+}
+std::vector<int64_t> AttributeView::get_ints(std::string_view name, std::optional<std::vector<int64_t>> dflt) const {
+  if (!find(name) && dflt) return *dflt;
+  return require(name, AttributeType::Ints).ints;
+}
+std::vector<float> AttributeView::get_floats(std::string_view name, std::optional<std::vector<float>> dflt) const {
+  if (!find(name) && dflt) return *dflt;
+  return require(name, AttributeType::Floats).floats;
+}
+std::vector<std::string> AttributeView::get_strings(std::string_view name,
+                                                    std::optional<std::vector<std::string>> dflt) const {
+  if (!find(name) && dflt) return *dflt;
+  return require(name, AttributeType::Strings).strings;
+}
+const Tensor* AttributeView::get_tensor(std::string_view name) const {
+  if (!find(name)) return nullptr;
+  return &*require(name, AttributeType::Tensor).t;
+}
+const Graph* AttributeView::get_graph(std::string_view name) const {
+  if (!find(name)) return nullptr;
+  return require(name, AttributeType::Graph).g.get();
+}
+
+// ---- InferContext ----
+
+const Type& InferContext::input_type(size_t i) const {
+  if (!has_input(i)) error(cat("input ", i, " is missing"));
+  return *input_types[i];
+}
+
+DataType InferContext::input_dtype(size_t i) const {
+  if (!has_input(i)) return DataType::Undefined;
+  const Type& t = *input_types[i];
+  return (t.kind == Type::Kind::Tensor || t.kind == Type::Kind::SparseTensor) ? t.elem : DataType::Undefined;
+}
+
+void InferContext::set_output(size_t i, Type t) {
+  if (i >= output_types.size()) return;  // the node does not use this optional output
+  output_types[i] = std::move(t);
+}
+
+void InferContext::error(const std::string& what) const { fail(what); }
+
+// ---- KernelContext ----
+
+KernelContext::KernelContext(const Node& node, int64_t opset, std::vector<const Datum*> inputs, size_t num_outputs,
+                             SubgraphRunner* subgraphs)
+    : node_(node), opset_(opset), inputs_(std::move(inputs)), outputs_(num_outputs), subgraphs_(subgraphs) {}
+
+const Datum& KernelContext::input_datum(size_t i) const {
+  if (!has_input(i)) error(cat("input ", i, " is missing"));
+  return *inputs_[i];
+}
+
+const Tensor& KernelContext::input(size_t i) const {
+  const Datum& d = input_datum(i);
+  if (!d.is_tensor()) error(cat("input ", i, " is ", d.describe(), ", expected a tensor"));
+  return d.tensor;
+}
+
+bool KernelContext::output_wanted(size_t i) const {
+  return i < node_.outputs.size() && node_.outputs[i] != nullptr;
+}
+
+Tensor& KernelContext::allocate_output(size_t i, DataType dtype, std::vector<int64_t> dims) {
+  if (i >= outputs_.size()) error(cat("output ", i, " does not exist"));
+  outputs_[i] = Datum::of(Tensor::allocate(dtype, std::move(dims)));
+  return outputs_[i].tensor;
+}
+
+void KernelContext::set_output(size_t i, Datum d) {
+  if (i >= outputs_.size()) error(cat("output ", i, " does not exist"));
+  outputs_[i] = std::move(d);
+}
+
+SubgraphRunner& KernelContext::subgraphs() const {
+  if (!subgraphs_) error("subgraphs cannot run here");
+  return *subgraphs_;
+}
+
+void KernelContext::error(const std::string& what) const { fail(what); }
+
+// ---- Registry ----
+
+void Registry::add(OpDef def) {
+  if (!def.infer || !def.kernel) fail("op ", def.op_type, "(", def.since_version, ") registered without inference or kernel");
+  auto spec = spec::since_versions(def.domain, def.op_type);
+  if (spec::is_known_domain(def.domain) && std::find(spec.begin(), spec.end(), def.since_version) == spec.end())
+    fail("op ", def.domain.empty() ? "" : def.domain + ".", def.op_type, "(", def.since_version,
+         ") is not a version of the ONNX spec");
+  auto key = std::make_tuple(def.domain, def.op_type, def.since_version);
+  if (defs_.count(key)) fail("op ", def.op_type, "(", def.since_version, ") registered twice");
+  defs_.emplace(std::move(key), std::move(def));
+}
+
+const OpDef* Registry::find(std::string_view domain, std::string_view op_type, int since_version) const {
+  auto it = defs_.find(std::make_tuple(std::string(domain), std::string(op_type), since_version));
+  return it == defs_.end() ? nullptr : &it->second;
+}
+
+std::vector<int> Registry::versions(std::string_view domain, std::string_view op_type) const {
+  std::vector<int> v;
+  for (const auto& [key, def] : defs_)
+    if (std::get<0>(key) == domain && std::get<1>(key) == op_type) v.push_back(std::get<2>(key));
+  return v;
+}
+
+const OpDef& Registry::resolve(const Node& node, int64_t opset) const {
+  std::string domain = node.domain == "ai.onnx" ? "" : node.domain;
+  auto since = spec::resolve_since_version(domain, node.op_type, opset);
+  std::string qualified = (domain.empty() ? "" : domain + ".") + node.op_type;
+  if (!since) {
+    // Not an ONNX op at this opset: an op of another domain is looked up by the highest version <= opset.
+    if (!spec::is_known_domain(domain)) {
+      auto v = versions(domain, node.op_type);
+      int best = -1;
+      for (int x : v)
+        if (x <= opset) best = std::max(best, x);
+      if (best >= 0) return *find(domain, node.op_type, best);
+    }
+    fail(qualified, " does not exist at opset ", opset, " of domain '",
+         domain.empty() ? "ai.onnx" : domain, "'");
+  }
+  if (const OpDef* d = find(domain, node.op_type, *since)) return *d;
+  auto have = versions(domain, node.op_type);
+  std::string list;
+  for (int x : have) list += (list.empty() ? "" : ", ") + std::to_string(x);
+  fail(qualified, "(", *since, ") (opset ", opset, ") is not implemented",
+       have.empty() ? std::string("; no version of it is") : "; implemented versions: " + list);
+}
+
+void check_input_types(const OpDef& def, const Node& node, const std::vector<DataType>& dtypes) {
+  for (const auto& c : def.types) {
+    std::vector<int> idx = c.inputs;
+    if (idx.size() == 1 && idx[0] == -1) {
+      idx.clear();
+      for (size_t i = 0; i < dtypes.size(); ++i) idx.push_back(static_cast<int>(i));
+    }
+    for (int i : idx) {
+      if (i < 0 || static_cast<size_t>(i) >= dtypes.size() || dtypes[i] == DataType::Undefined) continue;
+      if (std::find(c.allowed.begin(), c.allowed.end(), dtypes[i]) != c.allowed.end()) continue;
+      std::string list;
+      for (DataType t : c.allowed) list += (list.empty() ? "" : ", ") + std::string(dtype_name(t));
+      fail(def.op_type, "(", def.since_version, ") input ", i,
+           (static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] ? " '" + node.inputs[i]->name + "'" : ""),
+           " has element type ", dtypes[i], "; allowed: ", list);
+    }
+  }
+}
+
+using D = DataType;
+const std::vector<DataType> kFloatTypes = {D::Float16, D::BFloat16, D::Float, D::Double};
+const std::vector<DataType> kIntTypes = {D::Int8, D::Int16, D::Int32, D::Int64, D::UInt8, D::UInt16, D::UInt32, D::UInt64};
+const std::vector<DataType> kSignedNumeric = {D::Int8, D::Int16, D::Int32, D::Int64, D::Float16, D::BFloat16, D::Float, D::Double};
+const std::vector<DataType> kNumericTypes = {D::Int8,   D::Int16,   D::Int32,   D::Int64,    D::UInt8, D::UInt16,
+                                             D::UInt32, D::UInt64,  D::Float16, D::BFloat16, D::Float, D::Double};
+const std::vector<DataType> kAllTensorTypes = {
+    D::Float,        D::UInt8,          D::Int8,       D::UInt16,         D::Int16,     D::Int32,      D::Int64,
+    D::String,       D::Bool,           D::Float16,    D::Double,         D::UInt32,    D::UInt64,     D::Complex64,
+    D::Complex128,   D::BFloat16,       D::Float8E4M3FN, D::Float8E4M3FNUZ, D::Float8E5M2, D::Float8E5M2FNUZ,
+    D::UInt4,        D::Int4,           D::Float4E2M1, D::Float8E8M0,     D::UInt2,     D::Int2};
+
+// ---- The built-in registry ----
+
+#define ONYX_OP_FAMILY(f) void register_##f(Registry&);
+#include "ops/families.def"
+#undef ONYX_OP_FAMILY
+
+const Registry& builtin_registry() {
+  static const Registry r = [] {
+    Registry reg;
+#define ONYX_OP_FAMILY(f) register_##f(reg);
+#include "ops/families.def"
+#undef ONYX_OP_FAMILY
+    return reg;
+  }();
+  return r;
+}
+
+}  // namespace onyx::ops

@@ -1,0 +1,159 @@
+// The operator registry: every op family registers, for each (domain, op_type, since_version) it implements, the
+// element types it accepts, a type/shape inference function and a kernel factory. A node binds to the entry whose
+// since_version is the one the spec table gives for the model's opset — exactly, never a silent downgrade.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/datum.hpp"
+#include "ir/model.hpp"
+
+namespace onyx::ops {
+
+// Attributes of a node as seen by its op: inside a function body, attributes given by reference (ref_attr_name)
+// resolve to the caller's attributes or the function's defaults.
+class AttributeView {
+ public:
+  AttributeView(const Node& node, const std::vector<const Attribute*>* caller_scope = nullptr);
+  const Attribute* find(std::string_view name) const;
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+  int64_t get_int(std::string_view name, std::optional<int64_t> dflt = std::nullopt) const;
+  float get_float(std::string_view name, std::optional<float> dflt = std::nullopt) const;
+  std::string get_string(std::string_view name, std::optional<std::string> dflt = std::nullopt) const;
+  std::vector<int64_t> get_ints(std::string_view name, std::optional<std::vector<int64_t>> dflt = std::nullopt) const;
+  std::vector<float> get_floats(std::string_view name, std::optional<std::vector<float>> dflt = std::nullopt) const;
+  std::vector<std::string> get_strings(std::string_view name, std::optional<std::vector<std::string>> dflt = std::nullopt) const;
+  const Tensor* get_tensor(std::string_view name) const;  // null if absent
+  const Graph* get_graph(std::string_view name) const;    // null if absent
+  const Node& node() const { return node_; }
+  const std::vector<const Attribute*>* scope() const { return scope_; }
+
+ private:
+  const Attribute& require(std::string_view name, AttributeType type) const;
+  const Node& node_;
+  const std::vector<const Attribute*>* scope_;
+};
+
+// What inference knows about a node's inputs, and where it writes the output types.
+struct InferContext {
+  const Node& node;
+  int64_t opset;
+  AttributeView attrs;
+  std::vector<const Type*> input_types;     // null for an omitted optional input
+  std::vector<const Tensor*> input_values;  // the value when it is a constant (initializer, Constant, folded)
+  std::vector<Type> output_types;           // one per node output, filled by the op (Unknown if it can't tell)
+  std::vector<std::optional<Tensor>> output_values;  // set by ops that know an output's value (Shape of a static shape)
+
+  size_t num_inputs() const { return input_types.size(); }
+  bool has_input(size_t i) const { return i < input_types.size() && input_types[i]; }
+  const Type& input_type(size_t i) const;
+  // Element type of input i (Undefined when unknown).
+  DataType input_dtype(size_t i) const;
+  const Tensor* input_value(size_t i) const { return i < input_values.size() ? input_values[i] : nullptr; }
+  void set_output(size_t i, Type t);
+  [[noreturn]] void error(const std::string& what) const;
+};
+
+class KernelContext;
+
+// A kernel instance bound to one node; created once per session (attributes are parsed in the factory).
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(KernelContext& ctx) = 0;
+};
+
+// Runs subgraphs (If/Loop/Scan bodies) on behalf of a kernel, with the kernel's frame as outer scope.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  virtual std::vector<Datum> run(const Graph& g, std::vector<Datum> inputs) = 0;
+};
+
+class KernelContext {
+ public:
+  KernelContext(const Node& node, int64_t opset, std::vector<const Datum*> inputs, size_t num_outputs,
+                SubgraphRunner* subgraphs);
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] && inputs_[i]->kind != Datum::Kind::Empty; }
+  const Datum& input_datum(size_t i) const;
+  // Input i as a tensor; an error naming the node if it is missing or not a tensor.
+  const Tensor& input(size_t i) const;
+  size_t num_outputs() const { return outputs_.size(); }
+  bool output_wanted(size_t i) const;
+  // Allocates output i as a new zeroed tensor and returns it for writing.
+  Tensor& allocate_output(size_t i, DataType dtype, std::vector<int64_t> dims);
+  void set_output(size_t i, Datum d);
+  void set_output(size_t i, Tensor t) { set_output(i, Datum::of(std::move(t))); }
+  std::vector<Datum>& outputs() { return outputs_; }
+  SubgraphRunner& subgraphs() const;
+  [[noreturn]] void error(const std::string& what) const;
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+  std::vector<const Datum*> inputs_;
+  std::vector<Datum> outputs_;
+  SubgraphRunner* subgraphs_;
+};
+
+// What a kernel factory gets at session creation.
+struct KernelInit {
+  const Node& node;
+  int64_t opset;
+  AttributeView attrs;
+  std::vector<const Type*> input_types;  // inferred (may be Unknown)
+  std::vector<const Type*> output_types;
+};
+
+using InferFn = std::function<void(InferContext&)>;
+using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelInit&)>;
+
+// Element types allowed for a group of inputs/outputs (one ONNX type constraint, e.g. "T" for inputs 0 and 1).
+struct TypeConstraint {
+  std::vector<int> inputs;           // input indices this constraint applies to (-1: all inputs)
+  std::vector<DataType> allowed;
+};
+
+struct OpDef {
+  std::string domain;  // "" for ai.onnx
+  std::string op_type;
+  int since_version = 1;
+  std::vector<TypeConstraint> types;  // checked at session creation when input types are known, and at run time
+  InferFn infer;
+  KernelFactory kernel;
+};
+
+class Registry {
+ public:
+  void add(OpDef def);
+  // The implementation for a node at the model's opset; an error that says what exists otherwise.
+  const OpDef& resolve(const Node& node, int64_t opset) const;
+  const OpDef* find(std::string_view domain, std::string_view op_type, int since_version) const;
+  std::vector<int> versions(std::string_view domain, std::string_view op_type) const;
+  const std::map<std::tuple<std::string, std::string, int>, OpDef>& all() const { return defs_; }
+
+ private:
+  std::map<std::tuple<std::string, std::string, int>, OpDef> defs_;
+};
+
+// The registry holding every op family listed in ops/families.def.
+const Registry& builtin_registry();
+
+// Checks input element types against the def's constraints; error names the node, input and allowed types.
+void check_input_types(const OpDef& def, const Node& node, const std::vector<DataType>& input_dtypes);
+
+// Type lists for constraints.
+extern const std::vector<DataType> kFloatTypes;        // float16, bfloat16, float, double
+extern const std::vector<DataType> kIntTypes;          // int8..int64, uint8..uint64
+extern const std::vector<DataType> kSignedNumeric;     // int8..int64 + float types
+extern const std::vector<DataType> kNumericTypes;      // ints + floats
+extern const std::vector<DataType> kAllTensorTypes;    // every element type incl. string, bool, complex, float8, 4-bit
+
+}  // namespace onyx::ops
