@@ -169,7 +169,6 @@ Lookup find_defined(Scope* scope, Str name) {
 using OpsetMap = std::unordered_map<Str, int64_t>;  // canonical domain -> version
 
 struct FunctionInfo {
-  const pb::Function* function;
   std::string label;                        // "function 'Name' (domain 'd')"
   std::unordered_set<Str> attribute_names;  // attribute + attribute_proto names
 };
@@ -311,7 +310,7 @@ void Checker::index_functions() {
 }
 
 void Checker::check_function(const pb::Function& f) {
-  FunctionInfo info{&f, function_label(f), {}};
+  FunctionInfo info{function_label(f), {}};
   const std::string& where = info.label;
   if (!f.name || f.name->empty()) problem("model function #", &f - doc_.model.functions.data(), " has no name");
   if (!f.domain) problem(where, ": the function has no domain");

@@ -1,0 +1,92 @@
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "op_test_util.hpp"
+#include "ops/registry.hpp"
+
+namespace onyx {
+namespace {
+
+using testing::make_tensor;
+using testing::OneNode;
+
+TEST(Add, BroadcastsRowOverMatrix_Opset14) {
+  auto out = OneNode("Add", 14)
+                 .input("A", make_tensor<float>(DataType::Float, {2, 3}, {1, 2, 3, 4, 5, 6}))
+                 .input("B", make_tensor<float>(DataType::Float, {3}, {10, 20, 30}))
+                 .run();
+  const Tensor& y = out.at(0).tensor;
+  ASSERT_EQ(y.dims(), (std::vector<int64_t>{2, 3}));
+  std::vector<float> got(y.data<float>(), y.data<float>() + 6);
+  EXPECT_EQ(got, (std::vector<float>{11, 22, 33, 14, 25, 36}));
+}
+
+TEST(Add, LegacyBroadcastAlignsAtAxis_Opset6) {
+  auto out = OneNode("Add", 6)
+                 .input("A", make_tensor<float>(DataType::Float, {2, 3}, {1, 2, 3, 4, 5, 6}))
+                 .input("B", make_tensor<float>(DataType::Float, {2}, {10, 20}))
+                 .attr_int("broadcast", 1)
+                 .attr_int("axis", 0)
+                 .run();
+  const Tensor& y = out.at(0).tensor;
+  std::vector<float> got(y.data<float>(), y.data<float>() + 6);
+  EXPECT_EQ(got, (std::vector<float>{11, 12, 13, 24, 25, 26}));
+}
+
+TEST(Div, IntMinByMinusOneWrapsAndZeroIsAnError_Opset14) {
+  const int32_t lo = std::numeric_limits<int32_t>::min();
+  auto out = OneNode("Div", 14)
+                 .input("A", make_tensor<int32_t>(DataType::Int32, {2}, {lo, -7}))
+                 .input("B", make_tensor<int32_t>(DataType::Int32, {2}, {-1, 2}))
+                 .run();
+  EXPECT_EQ(out.at(0).tensor.data<int32_t>()[0], lo);
+  EXPECT_EQ(out.at(0).tensor.data<int32_t>()[1], -3);  // truncation toward zero
+  EXPECT_THROW(OneNode("Div", 14)
+                   .input("A", make_tensor<int32_t>(DataType::Int32, {1}, {1}))
+                   .input("B", make_tensor<int32_t>(DataType::Int32, {1}, {0}))
+                   .run(),
+               Error);
+}
+
+TEST(Add, MismatchedShapesAreAClearError_Opset14) {
+  try {
+    OneNode("Add", 14)
+        .input("A", make_tensor<float>(DataType::Float, {2}, {1, 2}))
+        .input("B", make_tensor<float>(DataType::Float, {3}, {1, 2, 3}))
+        .run();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(Add)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("do not broadcast"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Registry, OpBeforeItsFirstVersionIsRefused) {
+  try {
+    OneNode("Gelu", 17).input("X", make_tensor<float>(DataType::Float, {1}, {1})).run();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'Gelu' does not exist in opset 17"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Registry, UnimplementedVersionSaysWhatExistsAndNeverDowngrades) {
+  ops::Registry r;
+  r.add(ops::OpDef{"", "Relu", 6, {}, [](ops::InferContext&) {}, [](const ops::KernelInit&) -> std::unique_ptr<ops::Kernel> { return nullptr; }});
+  Node n;
+  n.op_type = "Relu";
+  EXPECT_EQ(r.resolve(n, 13 - 1).since_version, 6);  // opset 12 binds Relu-6
+  try {
+    r.resolve(n, 14);  // opset 14 needs Relu-14, which this registry lacks
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Relu(14) (opset 14) is not implemented; implemented versions: 6"), std::string::npos)
+        << e.what();
+  }
+  // A version that is not in the spec cannot be registered.
+  EXPECT_THROW(r.add(ops::OpDef{"", "Relu", 7, {}, [](ops::InferContext&) {}, [](const ops::KernelInit&) -> std::unique_ptr<ops::Kernel> { return nullptr; }}), Error);
+}
+
+}  // namespace
+}  // namespace onyx

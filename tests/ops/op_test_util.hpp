@@ -1,0 +1,115 @@
+// Builds a one-node model in memory and runs it through the whole session path (check, IR, inference, kernel).
+#pragma once
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "exec/datum.hpp"
+#include "format/onnx_proto.hpp"
+#include "onyx/session.hpp"
+
+namespace onyx::testing {
+
+template <class T>
+Tensor make_tensor(DataType dt, std::vector<int64_t> dims, const std::vector<T>& values) {
+  Tensor t = Tensor::allocate(dt, std::move(dims));
+  if (values.size() * sizeof(T) != t.bytes().size()) throw Error("make_tensor: value count does not match dims");
+  if (!values.empty()) std::memcpy(t.mutable_data<char>(), values.data(), t.bytes().size());
+  return t;
+}
+
+class OneNode {
+ public:
+  OneNode(std::string op_type, int64_t opset, std::string domain = "") : op_(std::move(op_type)), domain_(std::move(domain)), opset_(opset) {}
+
+  OneNode& input(const std::string& name, Tensor t) {
+    inputs_.emplace_back(name, std::move(t));
+    return *this;
+  }
+  OneNode& omitted_input() {
+    inputs_.emplace_back("", Tensor{});
+    return *this;
+  }
+  OneNode& attr_int(const std::string& name, int64_t v) {
+    auto& a = attr(name, pb::AttrType::Int);
+    a.i = v;
+    return *this;
+  }
+  OneNode& attr_float(const std::string& name, float v) {
+    auto& a = attr(name, pb::AttrType::Float);
+    a.f = v;
+    return *this;
+  }
+  OneNode& attr_string(const std::string& name, const std::string& v) {
+    auto& a = attr(name, pb::AttrType::String);
+    a.s = arena_.save(v);
+    return *this;
+  }
+  OneNode& attr_ints(const std::string& name, std::vector<int64_t> v) {
+    auto& a = attr(name, pb::AttrType::Ints);
+    a.ints = std::move(v);
+    return *this;
+  }
+  OneNode& attr_floats(const std::string& name, std::vector<float> v) {
+    auto& a = attr(name, pb::AttrType::Floats);
+    a.floats = std::move(v);
+    return *this;
+  }
+  OneNode& outputs(int n) {
+    num_outputs_ = n;
+    return *this;
+  }
+
+  // Runs the node; returns its outputs in order.
+  std::vector<Datum> run() {
+    pb::Model m;
+    m.ir_version = 10;
+    m.opset_import.push_back({arena_.save(domain_), opset_, {}});
+    if (!domain_.empty()) m.opset_import.push_back({"", 21, {}});
+    pb::Graph& g = m.graph.emplace();
+    g.name = "one_node";
+    pb::Node n;
+    n.op_type = arena_.save(op_);
+    if (!domain_.empty()) n.domain = arena_.save(domain_);
+    std::map<std::string, Datum> feeds;
+    for (auto& [name, t] : inputs_) {
+      n.input.push_back(arena_.save(name));
+      if (name.empty()) continue;
+      pb::ValueInfo& vi = g.input.emplace_back();
+      vi.name = arena_.save(name);
+      auto& tt = vi.type.emplace().tensor_type.emplace();
+      tt.elem_type = static_cast<int32_t>(t.dtype());
+      auto& shape = tt.shape.emplace();
+      for (int64_t d : t.dims()) shape.dim.emplace_back().dim_value = d;
+      feeds[name] = Datum::of(t);
+    }
+    for (int i = 0; i < num_outputs_; ++i) {
+      std::string name = "out" + std::to_string(i);
+      n.output.push_back(arena_.save(name));
+      g.output.emplace_back().name = arena_.save(name);
+    }
+    n.attribute = attrs_;
+    g.node.push_back(n);
+    Session s = Session::from_bytes(pb::serialize_model(m));
+    std::vector<Datum> out;
+    for (auto& [name, d] : s.run(feeds)) out.push_back(std::move(d));
+    return out;
+  }
+
+ private:
+  pb::Attribute& attr(const std::string& name, pb::AttrType t) {
+    pb::Attribute& a = attrs_.emplace_back();
+    a.name = arena_.save(name);
+    a.type = static_cast<int32_t>(t);
+    return a;
+  }
+  std::string op_, domain_;
+  int64_t opset_;
+  pb::Arena arena_;
+  std::vector<std::pair<std::string, Tensor>> inputs_;
+  std::vector<pb::Attribute> attrs_;
+  int num_outputs_ = 1;
+};
+
+}  // namespace onyx::testing
