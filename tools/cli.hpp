@@ -49,6 +49,7 @@ int cmd_convert(const std::vector<std::string>& argv);
 int cmd_print(const std::vector<std::string>& argv);
 int cmd_demo(const std::vector<std::string>& argv);
 int cmd_test_onnx(const std::vector<std::string>& argv);
+int cmd_run(const std::vector<std::string>& argv);
 
 extern const char* const kInfoUsage;
 extern const char* const kCheckUsage;
@@ -56,5 +57,6 @@ extern const char* const kConvertUsage;
 extern const char* const kPrintUsage;
 extern const char* const kDemoUsage;
 extern const char* const kTestOnnxUsage;
+extern const char* const kRunUsage;
 
 }  // namespace onyx::cli

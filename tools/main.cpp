@@ -91,6 +91,7 @@ const std::vector<Command>& commands() {
       {"check", "check a model's structure (exit 1 and one line per problem if invalid)", kCheckUsage, cmd_check},
       {"convert", "re-write a model, optionally moving tensor data to or from an external file", kConvertUsage, cmd_convert},
       {"print", "print a model in the ONNX textual syntax", kPrintUsage, cmd_print},
+      {"run", "run a model on given or generated inputs and summarize the outputs", kRunUsage, cmd_run},
       {"demo", "write the built-in demo model, check it and show it", kDemoUsage, cmd_demo},
       {"test-onnx", "run ONNX backend conformance tests", kTestOnnxUsage, cmd_test_onnx},
   };
