@@ -79,6 +79,7 @@ struct Session::Impl {
   std::shared_ptr<GraphPlan> main;
   std::unordered_map<const Graph*, std::shared_ptr<GraphPlan>> plans;  // every graph, subgraphs included
   std::unordered_map<const Value*, Tensor> constants;                  // values known at creation (for inference)
+  std::unordered_map<const Value*, std::vector<Dim>> dim_values;       // symbolic contents of shape tensors
   std::string label;
 
   int64_t opset_for(const Node& n, const std::map<std::string, int64_t>& imports) const {
@@ -100,9 +101,12 @@ struct Session::Impl {
         if (it != constants.end()) c = &it->second;
       }
       ic.input_values.push_back(c);
+      auto dv = v ? dim_values.find(v) : dim_values.end();
+      ic.input_dim_values.push_back(dv != dim_values.end() ? &dv->second : nullptr);
     }
     ic.output_types.resize(n.outputs.size());
     ic.output_values.resize(n.outputs.size());
+    ic.output_dim_values.resize(n.outputs.size());
     if (def) {
       std::vector<DataType> dtypes;
       for (size_t i = 0; i < n.inputs.size(); ++i) dtypes.push_back(ic.input_dtype(i));
@@ -117,6 +121,7 @@ struct Session::Impl {
           (v->type.kind == Type::Kind::Unknown || (!v->type.shape.rank_known && t.shape.rank_known)))
         v->type = t;
       if (ic.output_values[i]) constants[v] = *ic.output_values[i];
+      if (ic.output_dim_values[i]) dim_values[v] = *ic.output_dim_values[i];
     }
   }
 

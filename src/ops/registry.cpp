@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "ir/scalar.hpp"
 #include "ir/spec_table.hpp"
 
 namespace onyx::ops {
@@ -82,6 +83,22 @@ DataType InferContext::input_dtype(size_t i) const {
 void InferContext::set_output(size_t i, Type t) {
   if (i >= output_types.size()) return;  // the node does not use this optional output
   output_types[i] = std::move(t);
+}
+
+std::optional<std::vector<Dim>> InferContext::input_as_dims(size_t i) const {
+  if (const Tensor* t = input_value(i)) {
+    if (t->dims().size() > 1 || t->dtype() == DataType::String || t->dtype() == DataType::Bool) return std::nullopt;
+    std::vector<Dim> dims;
+    visit_dtype(t->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T>)
+        for (uint64_t k = 0; k < t->element_count(); ++k) dims.push_back(Dim{static_cast<int64_t>(t->data<T>()[k]), {}, {}});
+    });
+    if (dims.size() != t->element_count()) return std::nullopt;
+    return dims;
+  }
+  if (i < input_dim_values.size() && input_dim_values[i]) return *input_dim_values[i];
+  return std::nullopt;
 }
 
 void InferContext::error(const std::string& what) const { fail(what); }

@@ -47,6 +47,10 @@ struct InferContext {
   std::vector<const Tensor*> input_values;  // the value when it is a constant (initializer, Constant, folded)
   std::vector<Type> output_types;           // one per node output, filled by the op (Unknown if it can't tell)
   std::vector<std::optional<Tensor>> output_values;  // set by ops that know an output's value (Shape of a static shape)
+  // Symbolic contents of 1-D integer tensors that hold dims (the output of Shape and what Gather, Slice, Concat,
+  // Unsqueeze... make of it): known sizes or named dims. Lets Reshape/Expand/ConstantOfShape infer symbolic shapes.
+  std::vector<const std::vector<Dim>*> input_dim_values;
+  std::vector<std::optional<std::vector<Dim>>> output_dim_values;
 
   size_t num_inputs() const { return input_types.size(); }
   bool has_input(size_t i) const { return i < input_types.size() && input_types[i]; }
@@ -55,6 +59,8 @@ struct InferContext {
   DataType input_dtype(size_t i) const;
   const Tensor* input_value(size_t i) const { return i < input_values.size() ? input_values[i] : nullptr; }
   void set_output(size_t i, Type t);
+  // Input i (a 1-D or scalar integer tensor) as dims: from its constant value, or its symbolic contents.
+  std::optional<std::vector<Dim>> input_as_dims(size_t i) const;
   [[noreturn]] void error(const std::string& what) const;
 };
 
