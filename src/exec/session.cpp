@@ -91,7 +91,7 @@ struct Session::Impl {
   // Infers the node's output types, refining the IR values; folds small constant nodes so that shape
   // computations downstream see values.
   void infer_node(const Node& n, const ops::OpDef* def, int64_t opset, const std::vector<const Attribute*>* scope) {
-    ops::InferContext ic{n, opset, ops::AttributeView(n, scope), {}, {}, {}, {}};
+    ops::InferContext ic{n, opset, ops::AttributeView(n, scope), {}, {}, {}, {}, {}, {}};
     for (const Value* v : n.inputs) {
       ic.input_types.push_back(v ? &v->type : nullptr);
       const Tensor* c = nullptr;
