@@ -126,6 +126,14 @@ TEST(Activation, PReluBroadcastsSlopeUnidirectionally_Opset16) {
   }
 }
 
+TEST(Activation, PReluBeforeV7AppliesA1DSlopePerChannel_Opset6) {
+  auto out = OneNode("PRelu", 6)
+                 .input("x", floats({1, 2, 2}, {-1, -1, -1, 4}))
+                 .input("slope", floats({2}, {0.5f, 3}))
+                 .run();
+  EXPECT_EQ(values<float>(out.at(0)), (std::vector<float>{-0.5f, -0.5f, -3, 4}));
+}
+
 TEST(Activation, ClipAttributesBeforeV11) {
   auto v1 = values<float>(OneNode("Clip", 1).input("x", floats({3}, {-5, 0, 5})).attr_float("max", 1).run().at(0));
   EXPECT_EQ(v1, (std::vector<float>{-5, 0, 1}));  // no min: unbounded below

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ir/scalar.hpp"
 #include "op_test_util.hpp"
 
 namespace onyx {
@@ -58,6 +59,24 @@ TEST(Cast, StringsParseAndFormat_Opset9) {
   Tensor big = Tensor::strings("x", {2}, {"9007199254740993", "100.5"});
   auto i = OneNode("Cast", 9).input("x", big).attr_int("to", static_cast<int64_t>(DataType::Int64)).run();
   EXPECT_EQ(values<int64_t>(i.at(0)), (std::vector<int64_t>{9007199254740993LL, 100}));
+}
+
+TEST(Cast, SmallFloatsBoolsAndDoublesFormatShortest_Opset25) {
+  Tensor h = Tensor::allocate(DataType::Float16, {2});
+  h.mutable_data<Float16>()[0] = Float16(0.1f);
+  h.mutable_data<Float16>()[1] = Float16(-65504.0f);
+  auto hs = OneNode("Cast", 25).input("x", h).attr_int("to", static_cast<int64_t>(DataType::String)).run();
+  EXPECT_EQ(hs.at(0).tensor.string_values(), (std::vector<std::string>{"0.1", "-65500.0"}));
+  auto ds = OneNode("Cast", 25)
+                .input("x", make_tensor<double>(DataType::Double, {2}, {0.1, 1e16}))
+                .attr_int("to", static_cast<int64_t>(DataType::String))
+                .run();
+  EXPECT_EQ(ds.at(0).tensor.string_values(), (std::vector<std::string>{"0.1", "1e+16"}));
+  auto bs = OneNode("Cast", 25)
+                .input("x", make_tensor<uint8_t>(DataType::Bool, {2}, {1, 0}))
+                .attr_int("to", static_cast<int64_t>(DataType::String))
+                .run();
+  EXPECT_EQ(bs.at(0).tensor.string_values(), (std::vector<std::string>{"True", "False"}));
 }
 
 TEST(Cast, UnparsableStringIsAnError_Opset13) {

@@ -8,7 +8,8 @@
 //     the later version adds bfloat16.
 //   Gelu 20: approximate = "none" (erf form) or "tanh". Swish 24: x * sigmoid(alpha * x), alpha=1.
 //   Shrink 9: every numeric type but bfloat16; lambd=0.5, bias=0.
-//   PRelu 1, 6 (slope of the input's shape or one element), 7 (slope broadcasts unidirectionally to X),
+//   PRelu 1, 6 (a 1-D slope of X's channel count applies per channel (dim 1); otherwise it broadcasts
+//     unidirectionally to X), 7 (slope broadcasts unidirectionally to X),
 //     9 (adds int32/int64/uint32/uint64), 16 (adds bfloat16).
 //   Clip 1 (min/max attributes, absent = unbounded), 6 (min/max attributes defaulting to -/+FLT_MAX),
 //     11 (min/max become optional scalar inputs), 12 (every numeric type), 13 (adds bfloat16).
@@ -105,7 +106,8 @@ void infer_prelu(InferContext& ctx) {
   if (ctx.has_input(1)) {
     const Shape& xs = ctx.input_type(0).shape;
     const Shape& ss = ctx.input_type(1).shape;
-    if (xs.rank_known && ss.rank_known) {
+    const bool legacy = ctx.opset < 7 && ss.rank_known && ss.dims.size() == 1;  // may be per channel
+    if (xs.rank_known && ss.rank_known && !legacy) {
       if (ss.dims.size() > xs.dims.size())
         ctx.error(cat("slope of shape ", ss.to_string(), " does not broadcast to X of shape ", xs.to_string()));
       broadcast_shape(xs, ss);  // errors on incompatible static dims
@@ -125,14 +127,27 @@ T prelu_int(T x, T s) {
   }
 }
 
+// Before v7 a 1-D slope with one value per channel (X's dim 1) applies channel-wise (Caffe2 semantics); the
+// slope's dims as seen from X then are [C, 1, ..., 1].
+bool legacy_channelwise(int64_t opset, const Dims& x, const Dims& s) {
+  return opset < 7 && x.size() >= 2 && s.size() == 1 && s[0] == x[1] && s[0] != 1;
+}
+
 void run_prelu(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const Tensor& s = ctx.input(1);
-  if (x.dtype() != s.dtype()) ctx.error(cat("X and slope have different element types ", x.dtype(), " and ", s.dtype()));
+  const Tensor& slope = ctx.input(1);
+  if (x.dtype() != slope.dtype())
+    ctx.error(cat("X and slope have different element types ", x.dtype(), " and ", slope.dtype()));
+  Dims sd = slope.dims();
+  if (legacy_channelwise(ctx.opset(), x.dims(), sd)) {
+    sd.assign(x.dims().size() - 1, 1);
+    sd[0] = slope.dims()[0];
+  }
   // Unidirectional broadcast: slope must broadcast to X's shape.
-  if (s.dims().size() > x.dims().size() || broadcast_dims(x.dims(), s.dims()) != x.dims())
-    ctx.error(cat("slope of shape ", shape_of(s.dims()).to_string(), " does not broadcast to X of shape ",
+  if (sd.size() > x.dims().size() || broadcast_dims(x.dims(), sd) != x.dims())
+    ctx.error(cat("slope of shape ", shape_of(slope.dims()).to_string(), " does not broadcast to X of shape ",
                   shape_of(x.dims()).to_string()));
+  const Tensor& s = slope;
   Tensor& y = ctx.allocate_output(0, x.dtype(), x.dims());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -140,7 +155,7 @@ void run_prelu(KernelContext& ctx) {
       const T* px = x.data<T>();
       const T* ps = s.data<T>();
       T* py = y.mutable_data<T>();
-      for_each_broadcast(x.dims(), {x.dims(), s.dims()}, [&](int64_t i, const std::vector<int64_t>& o) {
+      for_each_broadcast(x.dims(), {x.dims(), sd}, [&](int64_t i, const std::vector<int64_t>& o) {
         if constexpr (is_plain_float_v<T>) {
           double v = to_double(px[o[0]]);
           py[i] = v < 0 ? from_double<T>(v * to_double(ps[o[1]])) : px[o[0]];
