@@ -119,8 +119,8 @@ void infer_prelu(InferContext& ctx) {
 template <class T>
 T prelu_int(T x, T s) {
   if constexpr (std::is_signed_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return x < 0 ? static_cast<T>(static_cast<U>(x) * static_cast<U>(s)) : x;
+    // Wrap-around product through uint64 (no signed overflow, no promotion to int).
+    return x < 0 ? static_cast<T>(static_cast<uint64_t>(x) * static_cast<uint64_t>(s)) : x;
   } else {
     (void)s;
     return x;  // never negative
