@@ -1,0 +1,219 @@
+// ai.onnx element-wise math functions of one input.
+//   Abs, Neg, Reciprocal, Sqrt, Exp, Log, Ceil, Floor — versions 1, 6, 13. v1 has the legacy `consumed_inputs`
+//     attribute (ignored). Abs-6 takes every numeric type, Neg-6 the signed ones, the others float types;
+//     v13 adds bfloat16.
+//   Round 11, 22 (22 adds bfloat16): round half to even.
+//   Sign 9, 13 and Erf 9, 13: every numeric type (13 adds bfloat16).
+//   Sin, Cos, Tan, Asin, Acos, Atan 7, 22; Sinh, Cosh, Asinh, Acosh, Atanh 9, 22: float types (22 adds bfloat16).
+//   IsInf 10, 20: float/double, 20 adds float16, bfloat16 and the four float8 types; attributes detect_negative,
+//     detect_positive. IsNaN 9, 13, 20: float16/float/double, 13 adds bfloat16, 20 the float8 types.
+//   Not 1: bool.
+// Float types compute in double (float16/bfloat16 through float) and round once to the element type. Integer
+// Abs/Neg wrap at the minimum value (two's complement, no UB); integer Erf rounds erf(x) to the nearest integer.
+#include <cmath>
+#include <limits>
+
+#include "ops/op_kit.hpp"
+
+namespace onyx::ops {
+namespace {
+
+using D = DataType;
+using Types = std::vector<DataType>;
+
+// Marks a function with no integer form (the op's type constraints admit only float types).
+struct NoInt {};
+
+template <class T>
+double to_double(T v) {
+  if constexpr (is_small_float_v<T>) return static_cast<float>(v);
+  else return static_cast<double>(v);
+}
+
+// double -> float without relying on out-of-range conversions (beyond float's range gives +-inf).
+inline float narrow_to_float(double d) {
+  constexpr double kLimit = 3.4028235677973366e38;  // 2^128: values this large round to infinity
+  if (d >= kLimit) return std::numeric_limits<float>::infinity();
+  if (d <= -kLimit) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(d);
+}
+
+template <class T>
+T from_double(double d) {
+  if constexpr (std::is_same_v<T, double>) return d;
+  else if constexpr (std::is_same_v<T, float>) return narrow_to_float(d);
+  else return T(narrow_to_float(d));
+}
+
+// y = f(x) element-wise with the same element type; ff for float types (in double), fi for integers.
+template <class FF, class FI>
+void apply_unary(KernelContext& ctx, const FF& ff, const FI& fi) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.allocate_output(0, x.dtype(), x.dims());
+  const int64_t n = static_cast<int64_t>(x.element_count());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+      const T* px = x.data<T>();
+      T* py = y.mutable_data<T>();
+      for (int64_t i = 0; i < n; ++i) py[i] = from_double<T>(ff(to_double(px[i])));
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<FI, NoInt>) {
+      const T* px = x.data<T>();
+      T* py = y.mutable_data<T>();
+      for (int64_t i = 0; i < n; ++i) py[i] = fi(px[i]);
+    } else {
+      ctx.error(cat("element type ", x.dtype(), " is not supported"));
+    }
+  });
+}
+
+template <class FF, class FI = NoInt>
+std::unique_ptr<Kernel> unary_kernel(FF ff, FI fi = {}) {
+  return make_kernel([ff, fi](KernelContext& ctx) { apply_unary(ctx, ff, fi); });
+}
+
+// Registers an op whose output has the input's type and shape, one entry per (since_version, allowed types).
+void add_same_type(Registry& r, const char* name, const std::vector<std::pair<int, Types>>& versions, KernelFactory k) {
+  for (const auto& [v, types] : versions)
+    r.add(OpDef{"", name, v, {{{0}, types}}, [](InferContext& ctx) { infer_same_as_input(ctx); }, k});
+}
+
+template <class T>
+T wrap_neg(T v) {
+  if constexpr (std::is_signed_v<T>) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(v));
+  else return static_cast<T>(0u - v);  // unsigned negation wraps (Neg admits no unsigned type)
+}
+
+template <class T>
+T int_abs(T v) {
+  if constexpr (std::is_signed_v<T>) return v < 0 ? wrap_neg(v) : v;
+  else return v;
+}
+
+// Rounds a double into integer T (nearest, saturating; NaN gives 0) — for integer Erf.
+template <class T>
+T round_to_int(double d) {
+  if (std::isnan(d)) return 0;
+  d = std::nearbyint(d);
+  if (d <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(d);
+}
+
+// Output bool with the input's shape.
+void infer_bool_like_input(InferContext& ctx) {
+  if (!ctx.has_input(0)) return;
+  ctx.set_output(0, Type::tensor(D::Bool, ctx.input_type(0).shape));
+}
+
+template <class Pred>
+void apply_predicate(KernelContext& ctx, const Pred& pred) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.allocate_output(0, D::Bool, x.dims());
+  const int64_t n = static_cast<int64_t>(x.element_count());
+  bool* py = y.mutable_data<bool>();
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_like_v<T>) {
+      const T* px = x.data<T>();
+      for (int64_t i = 0; i < n; ++i) py[i] = pred(to_double(px[i]));
+    } else {
+      ctx.error(cat("element type ", x.dtype(), " is not supported"));
+    }
+  });
+}
+
+}  // namespace
+
+void register_unary(Registry& r) {
+  const Types f3 = {D::Float16, D::Float, D::Double};
+  const Types f4 = kFloatTypes;
+  const Types numeric_no_bf16 = {D::Int8, D::Int16, D::Int32, D::Int64, D::UInt8, D::UInt16,
+                                 D::UInt32, D::UInt64, D::Float16, D::Float, D::Double};
+  const Types signed6 = {D::Float, D::Int32, D::Int8, D::Int16, D::Int64, D::Float16, D::Double};
+  Types signed13 = signed6;
+  signed13.push_back(D::BFloat16);
+  const Types f8 = {D::Float8E4M3FN, D::Float8E4M3FNUZ, D::Float8E5M2, D::Float8E5M2FNUZ};
+
+  add_same_type(r, "Abs", {{1, f3}, {6, numeric_no_bf16}, {13, kNumericTypes}}, [](const KernelInit&) {
+    return unary_kernel([](double x) { return std::fabs(x); }, [](auto v) { return int_abs(v); });
+  });
+  add_same_type(r, "Neg", {{1, f3}, {6, signed6}, {13, signed13}}, [](const KernelInit&) {
+    return unary_kernel([](double x) { return -x; }, [](auto v) { return wrap_neg(v); });
+  });
+
+  // Float-only functions, by version group.
+  struct Fn {
+    const char* name;
+    double (*f)(double);
+  };
+  const std::vector<std::pair<int, Types>> v1_6_13 = {{1, f3}, {6, f3}, {13, f4}};
+  for (Fn fn : {Fn{"Reciprocal", [](double x) { return 1.0 / x; }}, Fn{"Sqrt", [](double x) { return std::sqrt(x); }},
+                Fn{"Exp", [](double x) { return std::exp(x); }}, Fn{"Log", [](double x) { return std::log(x); }},
+                Fn{"Ceil", [](double x) { return std::ceil(x); }}, Fn{"Floor", [](double x) { return std::floor(x); }}}) {
+    auto f = fn.f;
+    add_same_type(r, fn.name, v1_6_13, [f](const KernelInit&) { return unary_kernel(f); });
+  }
+  // Round half to even: nearbyint under the default rounding mode (to nearest, ties to even).
+  add_same_type(r, "Round", {{11, f3}, {22, f4}},
+                [](const KernelInit&) { return unary_kernel([](double x) { return std::nearbyint(x); }); });
+  for (Fn fn : {Fn{"Sin", [](double x) { return std::sin(x); }}, Fn{"Cos", [](double x) { return std::cos(x); }},
+                Fn{"Tan", [](double x) { return std::tan(x); }}, Fn{"Asin", [](double x) { return std::asin(x); }},
+                Fn{"Acos", [](double x) { return std::acos(x); }}, Fn{"Atan", [](double x) { return std::atan(x); }}}) {
+    auto f = fn.f;
+    add_same_type(r, fn.name, {{7, f3}, {22, f4}}, [f](const KernelInit&) { return unary_kernel(f); });
+  }
+  for (Fn fn : {Fn{"Sinh", [](double x) { return std::sinh(x); }}, Fn{"Cosh", [](double x) { return std::cosh(x); }},
+                Fn{"Asinh", [](double x) { return std::asinh(x); }}, Fn{"Acosh", [](double x) { return std::acosh(x); }},
+                Fn{"Atanh", [](double x) { return std::atanh(x); }}}) {
+    auto f = fn.f;
+    add_same_type(r, fn.name, {{9, f3}, {22, f4}}, [f](const KernelInit&) { return unary_kernel(f); });
+  }
+
+  add_same_type(r, "Sign", {{9, numeric_no_bf16}, {13, kNumericTypes}}, [](const KernelInit&) {
+    return unary_kernel([](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; },  // 0, -0 and NaN stay
+                        [](auto v) {
+                          using T = decltype(v);
+                          if constexpr (std::is_signed_v<T>) return static_cast<T>(v > 0 ? 1 : v < 0 ? -1 : 0);
+                          else return static_cast<T>(v > 0 ? 1 : 0);
+                        });
+  });
+  add_same_type(r, "Erf", {{9, numeric_no_bf16}, {13, kNumericTypes}}, [](const KernelInit&) {
+    return unary_kernel([](double x) { return std::erf(x); },
+                        [](auto v) { return round_to_int<decltype(v)>(std::erf(static_cast<double>(v))); });
+  });
+
+  // IsInf / IsNaN: bool output.
+  Types isinf20 = f4;
+  isinf20.insert(isinf20.end(), f8.begin(), f8.end());
+  for (auto [v, types] : std::vector<std::pair<int, Types>>{{10, {D::Float, D::Double}}, {20, isinf20}}) {
+    r.add(OpDef{"", "IsInf", v, {{{0}, types}}, infer_bool_like_input, [](const KernelInit& init) {
+                  const bool neg = init.attrs.get_int("detect_negative", 1) != 0;
+                  const bool pos = init.attrs.get_int("detect_positive", 1) != 0;
+                  return make_kernel([neg, pos](KernelContext& ctx) {
+                    apply_predicate(ctx, [neg, pos](double x) { return std::isinf(x) && (x > 0 ? pos : neg); });
+                  });
+                }});
+  }
+  Types isnan20 = f4;
+  isnan20.insert(isnan20.end(), f8.begin(), f8.end());
+  for (auto [v, types] : std::vector<std::pair<int, Types>>{{9, f3}, {13, f4}, {20, isnan20}}) {
+    r.add(OpDef{"", "IsNaN", v, {{{0}, types}}, infer_bool_like_input, [](const KernelInit&) {
+                  return make_kernel([](KernelContext& ctx) { apply_predicate(ctx, [](double x) { return std::isnan(x); }); });
+                }});
+  }
+
+  r.add(OpDef{"", "Not", 1, {{{0}, {D::Bool}}}, [](InferContext& ctx) { infer_same_as_input(ctx); },
+              [](const KernelInit&) {
+                return make_kernel([](KernelContext& ctx) {
+                  const Tensor& x = ctx.input(0);
+                  if (x.dtype() != D::Bool) ctx.error(cat("element type ", x.dtype(), " is not supported"));
+                  Tensor& y = ctx.allocate_output(0, D::Bool, x.dims());
+                  const uint8_t* px = x.data<uint8_t>();  // bytes: any nonzero byte is true
+                  bool* py = y.mutable_data<bool>();
+                  for (uint64_t i = 0, n = x.element_count(); i < n; ++i) py[i] = px[i] == 0;
+                });
+              }});
+}
+
+}  // namespace onyx::ops
