@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include "op_test_util.hpp"
+#include "ops/registry.hpp"
 
 namespace onyx {
 namespace {
@@ -22,6 +25,43 @@ void expect_error(OneNode node, const std::string& text) {
     EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
   }
 }
+
+// Runs an op's inference directly on the given input types and constant values.
+std::vector<Type> infer(const std::string& op, int opset, std::vector<Type> types, std::vector<const Tensor*> vals, size_t nout,
+                        std::vector<std::pair<std::string, int64_t>> int_attrs = {}) {
+  Node n;
+  n.op_type = op;
+  for (const auto& [name, v] : int_attrs) {
+    Attribute& a = n.attributes.emplace_back();
+    a.name = name;
+    a.type = AttributeType::Int;
+    a.i = v;
+  }
+  const ops::OpDef& def = ops::builtin_registry().resolve(n, opset);
+  std::vector<const Type*> tp;
+  for (const Type& t : types) tp.push_back(&t);
+  vals.resize(types.size(), nullptr);
+  ops::InferContext ic{n, opset, ops::AttributeView(n), tp, vals, std::vector<Type>(nout), std::vector<std::optional<Tensor>>(nout)};
+  def.infer(ic);
+  return ic.output_types;
+}
+
+Shape sym_shape(std::vector<std::string> dims) {  // "N" -> symbol, "?" -> unknown, digits -> value
+  Shape s;
+  s.rank_known = true;
+  for (const std::string& d : dims) {
+    Dim x;
+    if (d == "?") {
+    } else if (std::isdigit(static_cast<unsigned char>(d[0]))) {
+      x.value = std::stoll(d);
+    } else {
+      x.param = d;
+    }
+    s.dims.push_back(x);
+  }
+  return s;
+}
+
 
 Tensor data3x2() { return make_tensor<float>(DataType::Float, {3, 2}, {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f}); }
 
@@ -90,6 +130,17 @@ TEST(Pad, BadPadsAreClearErrors_Opset13) {
   expect_error(OneNode("Pad", 13).input("x", data3x2()).input("pads", pads({0, int64_t{1} << 40, 0, 0})), "out of range");
   expect_error(OneNode("Pad", 13).input("x", make_tensor<float>(DataType::Float, {0}, {})).input("pads", pads({1, 0})).attr_string("mode", "edge"),
                "cannot pad axis 0 of size 0");
+}
+
+TEST(Pad, InferenceUsesConstantPadsAndAxesAndKeepsSymbols_Opset18) {
+  Tensor p = pads({1, 2});
+  Tensor axes = make_tensor<int64_t>(DataType::Int64, {1}, {-1});
+  auto out = infer("Pad", 18, {Type::tensor(DataType::Float, sym_shape({"N", "3"})), Type::tensor(DataType::Int64), Type::tensor(DataType::Float),
+                               Type::tensor(DataType::Int64)},
+                   {nullptr, &p, nullptr, &axes}, 1);
+  EXPECT_EQ(out[0].shape.to_string(), "[N,6]");
+  auto unknown = infer("Pad", 13, {Type::tensor(DataType::Float, sym_shape({"N", "3"})), Type::tensor(DataType::Int64)}, {}, 1);
+  EXPECT_EQ(unknown[0].shape.to_string(), "[?,?]");
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include "op_test_util.hpp"
+#include "ops/registry.hpp"
 
 namespace onyx {
 namespace {
@@ -22,6 +25,43 @@ void expect_error(OneNode node, const std::string& text) {
     EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
   }
 }
+
+// Runs an op's inference directly on the given input types and constant values.
+std::vector<Type> infer(const std::string& op, int opset, std::vector<Type> types, std::vector<const Tensor*> vals, size_t nout,
+                        std::vector<std::pair<std::string, int64_t>> int_attrs = {}) {
+  Node n;
+  n.op_type = op;
+  for (const auto& [name, v] : int_attrs) {
+    Attribute& a = n.attributes.emplace_back();
+    a.name = name;
+    a.type = AttributeType::Int;
+    a.i = v;
+  }
+  const ops::OpDef& def = ops::builtin_registry().resolve(n, opset);
+  std::vector<const Type*> tp;
+  for (const Type& t : types) tp.push_back(&t);
+  vals.resize(types.size(), nullptr);
+  ops::InferContext ic{n, opset, ops::AttributeView(n), tp, vals, std::vector<Type>(nout), std::vector<std::optional<Tensor>>(nout)};
+  def.infer(ic);
+  return ic.output_types;
+}
+
+Shape sym_shape(std::vector<std::string> dims) {  // "N" -> symbol, "?" -> unknown, digits -> value
+  Shape s;
+  s.rank_known = true;
+  for (const std::string& d : dims) {
+    Dim x;
+    if (d == "?") {
+    } else if (std::isdigit(static_cast<unsigned char>(d[0]))) {
+      x.value = std::stoll(d);
+    } else {
+      x.param = d;
+    }
+    s.dims.push_back(x);
+  }
+  return s;
+}
+
 
 Tensor bools(std::vector<uint8_t> v) { return make_tensor<uint8_t>(DataType::Bool, {static_cast<int64_t>(v.size())}, v); }
 
@@ -96,6 +136,16 @@ TEST(ReverseSequence, TimeMajorAndBatchMajor_Opset10) {
   EXPECT_EQ(values<float>(b.at(0)), (std::vector<float>{3, 2, 1, 5, 4, 6}));
   expect_error(OneNode("ReverseSequence", 10).input("x", x).input("l", make_tensor<int64_t>(DataType::Int64, {4}, {5, 1, 1, 1})),
                "sequence length 5 is out of range");
+}
+
+TEST(OneHot, InferenceInsertsDepth_Opset11) {
+  Tensor depth = make_tensor<int64_t>(DataType::Int64, {}, {10});
+  auto out = infer("OneHot", 11, {Type::tensor(DataType::Int64, sym_shape({"N", "2"})), Type::tensor(DataType::Int64), Type::tensor(DataType::Float)},
+                   {nullptr, &depth}, 1, {{"axis", 1}});
+  EXPECT_EQ(out[0].shape.to_string(), "[N,10,2]");
+  EXPECT_EQ(out[0].elem, DataType::Float);
+  auto nz = infer("NonZero", 13, {Type::tensor(DataType::Float, sym_shape({"N", "2", "3"}))}, {}, 1);
+  EXPECT_EQ(nz[0].shape.to_string(), "[3,?]");
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 
 #include "ir/scalar.hpp"
 
+#include <cctype>
+
 #include "op_test_util.hpp"
+#include "ops/registry.hpp"
 
 namespace onyx {
 namespace {
@@ -26,6 +29,43 @@ void expect_error(OneNode node, const std::string& text) {
     EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
   }
 }
+
+// Runs an op's inference directly on the given input types and constant values.
+std::vector<Type> infer(const std::string& op, int opset, std::vector<Type> types, std::vector<const Tensor*> vals, size_t nout,
+                        std::vector<std::pair<std::string, int64_t>> int_attrs = {}) {
+  Node n;
+  n.op_type = op;
+  for (const auto& [name, v] : int_attrs) {
+    Attribute& a = n.attributes.emplace_back();
+    a.name = name;
+    a.type = AttributeType::Int;
+    a.i = v;
+  }
+  const ops::OpDef& def = ops::builtin_registry().resolve(n, opset);
+  std::vector<const Type*> tp;
+  for (const Type& t : types) tp.push_back(&t);
+  vals.resize(types.size(), nullptr);
+  ops::InferContext ic{n, opset, ops::AttributeView(n), tp, vals, std::vector<Type>(nout), std::vector<std::optional<Tensor>>(nout)};
+  def.infer(ic);
+  return ic.output_types;
+}
+
+Shape sym_shape(std::vector<std::string> dims) {  // "N" -> symbol, "?" -> unknown, digits -> value
+  Shape s;
+  s.rank_known = true;
+  for (const std::string& d : dims) {
+    Dim x;
+    if (d == "?") {
+    } else if (std::isdigit(static_cast<unsigned char>(d[0]))) {
+      x.value = std::stoll(d);
+    } else {
+      x.param = d;
+    }
+    s.dims.push_back(x);
+  }
+  return s;
+}
+
 
 TEST(Unique, NotSortedWithAllOutputs_Opset11) {
   auto out = OneNode("Unique", 11)
@@ -98,6 +138,16 @@ TEST(TopK, BFloat16FromOpset24AndKTooLarge) {
                    .input("k", make_tensor<int64_t>(DataType::Int64, {1}, {3}))
                    .outputs(2),
                "k = 3 exceeds the axis dimension 2");
+}
+
+TEST(TopK, InferenceSetsKOnTheAxis_Opset11) {
+  Tensor k = make_tensor<int64_t>(DataType::Int64, {1}, {2});
+  auto out = infer("TopK", 11, {Type::tensor(DataType::Float, sym_shape({"N", "5"})), Type::tensor(DataType::Int64)}, {nullptr, &k}, 2);
+  EXPECT_EQ(out[0].shape.to_string(), "[N,2]");
+  EXPECT_EQ(out[1].elem, DataType::Int64);
+  auto v1 = infer("TopK", 1, {Type::tensor(DataType::Float, sym_shape({"4", "N"}))}, {}, 2, {{"k", 3}, {"axis", 0}});
+  EXPECT_EQ(v1[0].shape.to_string(), "[3,N]");
+  EXPECT_THROW(infer("TopK", 1, {Type::tensor(DataType::Float, sym_shape({"2"}))}, {}, 2, {{"k", 3}}), Error);
 }
 
 }  // namespace

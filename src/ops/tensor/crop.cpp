@@ -118,7 +118,7 @@ Col2ImGeometry col2im_geometry(const Col2ImAttrs& at, std::vector<int64_t> image
   if (g.dil.size() != n) fail("dilations has ", g.dil.size(), " values; expected ", n);
   if (g.strides.size() != n) fail("strides has ", g.strides.size(), " values; expected ", n);
   if (g.pads.size() != 2 * n) fail("pads has ", g.pads.size(), " values; expected ", 2 * n);
-  const int64_t big = int64_t{1} << 40;
+  const int64_t big = int64_t{1} << 31;  // keeps the products below free of overflow
   for (size_t d = 0; d < n; ++d) {
     if (g.image[d] < 0 || g.image[d] > big) fail("image_shape value ", g.image[d], " is out of range");
     if (g.block[d] <= 0 || g.block[d] > big) fail("block_shape value ", g.block[d], " must be positive");
@@ -128,6 +128,8 @@ Col2ImGeometry col2im_geometry(const Col2ImAttrs& at, std::vector<int64_t> image
     const int64_t span = g.image[d] + g.pads[d] + g.pads[d + n] - g.dil[d] * (g.block[d] - 1) - 1;
     g.blocks.push_back(span < 0 ? 0 : span / g.strides[d] + 1);
   }
+  check_data_sized(g.block, "Col2Im block_shape");
+  check_data_sized(g.blocks, "Col2Im block positions");
   return g;
 }
 
