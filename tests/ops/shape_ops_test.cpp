@@ -138,3 +138,37 @@ TEST(ShapeInference, ShapeOfStaticTailIsKnownWithSymbolicBatch) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+using namespace testing;
+
+// x.view(x.size(0), -1) as PyTorch exports it: the batch dim stays symbolic through Shape/Gather/Concat.
+TEST(ShapeInference, SymbolicShapeValuesReachReshapeExpandAndConstantOfShape) {
+  GraphBuilder b(13);
+  b.input("X", DataType::Float, {"N", "3", "4", "4"});
+  b.initializer("zero", i64({}, {0})).initializer("axes0", i64({1}, {0})).initializer("minus1", i64({1}, {-1}));
+  b.initializer("two", i64({1}, {2}));
+  b.node("Shape", {"X"}, {"s"});
+  b.node("Gather", {"s", "zero"}, {"n"});
+  b.node("Unsqueeze", {"n", "axes0"}, {"n1"});
+  auto& c = b.node("Concat", {"n1", "minus1"}, {"target"});
+  b.attr_int(c, "axis", 0);
+  b.node("Reshape", {"X", "target"}, {"Y"});
+  auto& c2 = b.node("Concat", {"n1", "two"}, {"ns"});
+  b.attr_int(c2, "axis", 0);
+  b.node("ConstantOfShape", {"ns"}, {"Z"});
+  b.node("Expand", {"minus1", "ns"}, {"E"});
+  b.output("Y").output("Z").output("E");
+  Session s = b.session();
+  EXPECT_EQ(output_type(s, 0), "float[N,48]");
+  EXPECT_EQ(output_type(s, 1), "float[N,2]");
+  EXPECT_EQ(output_type(s, 2), "int64[N,2]");
+  auto out = s.run({{"X", Datum::of(iota_f32({2, 3, 4, 4}))}});
+  EXPECT_EQ(out.at(0).second.tensor.dims(), (std::vector<int64_t>{2, 48}));
+  EXPECT_EQ(out.at(1).second.tensor.dims(), (std::vector<int64_t>{2, 2}));
+}
+
+}  // namespace
+}  // namespace onyx

@@ -1,7 +1,7 @@
 // ai.onnx Constant, ConstantOfShape, EyeLike, Range: ops that make tensors from attributes and scalars.
-//   Constant        1 (value; float types), 9 (all types), 11 (value or sparse_value, densified), 12 (also
-//                   value_float(s), value_int(s), value_string(s); exactly one is set), 13 (bfloat16), 19 (float8),
-//                   21 (int4), 23 (float4e2m1), 24 (float8e8m0), 25 (int2).
+//   Constant        1 (value; the spec lists float types, all IR-3 types are accepted), 9 (all types), 11 (value
+//                   or sparse_value, densified), 12 (also value_float(s), value_int(s), value_string(s); exactly one
+//                   is set), 13 (bfloat16), 19 (float8), 21 (int4), 23 (float4e2m1), 24 (float8e8m0), 25 (int2).
 //   ConstantOfShape 9 (numeric and bool; value defaults to float 0), 20 (bfloat16, float8), 21, 23, 24, 25.
 //   EyeLike         9 (ones on diagonal k of a 2-D tensor, dtype from the attribute or the input), 22 (bfloat16).
 //   Range           11 (float, double, int16/32/64), 27 (float16, bfloat16). Count = max(ceil((limit-start)/delta),
@@ -88,7 +88,9 @@ Tensor constant_value(const AttributeView& a, int v) {
     Dims dims = name == "value_string" ? Dims{} : Dims{static_cast<int64_t>(s.size())};
     t = Tensor::strings({}, dims, std::move(s));
   }
-  const auto& allowed = v == 1 ? float_types_v1() : all_types(v);
+  // Constant-1 lists only float types, but exporters of that era wrote int64 constants (shapes) with it, and the
+  // type cannot change what the op does: version 1 accepts the types of version 9.
+  const auto allowed = all_types(v < 9 ? 9 : v);
   if (!contains(allowed, t.dtype())) fail("Constant-", v, " does not allow element type ", t.dtype());
   return t;
 }
@@ -167,6 +169,13 @@ void add_constant_of_shape(Registry& r) {
         Dims d = shape_from_input(*s);
         checked_count(d, dt);
         ctx.set_output(0, tensor_type(dt, d));
+        return;
+      }
+      if (auto sym = symbolic_input(ctx, 0)) {
+        Shape s;
+        s.rank_known = true;
+        s.dims = *sym;
+        ctx.set_output(0, Type::tensor(dt, s));
         return;
       }
       const Type& st = ctx.input_type(0);

@@ -27,6 +27,13 @@ void add_expand(Registry& r) {
           return;
         }
       }
+      if (auto sym = symbolic_input(ctx, 1); sym && t.kind == Type::Kind::Tensor && t.shape.rank_known) {
+        Shape target;
+        target.rank_known = true;
+        target.dims = *sym;
+        ctx.set_output(0, Type::tensor(t.elem, broadcast_shape(t.shape, target)));
+        return;
+      }
       ctx.set_output(0, Type::tensor(t.elem));
     };
     auto kernel = [](const KernelInit&) {

@@ -162,12 +162,20 @@ Dims reshape_dims(const Dims& in, const std::vector<int64_t>& shape, bool allowz
 }
 
 // Reshape inference with symbolic dims: 0 copies the input Dim, -1 is computed when the element counts cancel.
-Shape reshape_shape(const Shape& in, const std::vector<int64_t>& shape, bool allowzero) {
-  check_shape_spec(shape, allowzero);
+// `shape` entries are static values, symbols (a dim of another tensor, from Shape), or unknown.
+Shape reshape_shape(const Shape& in, const std::vector<Dim>& shape, bool allowzero) {
+  std::vector<int64_t> statics;
+  for (const Dim& d : shape)
+    if (d.value) statics.push_back(*d.value);
+  check_shape_spec(statics, allowzero);
   Shape out = unknown_dims(shape.size());
   int64_t infer_at = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
-    int64_t s = shape[i];
+    if (!shape[i].value) {
+      out.dims[i] = shape[i];  // a symbol (assumed neither 0 nor -1) or unknown
+      continue;
+    }
+    const int64_t s = *shape[i].value;
     if (s == 0 && !allowzero) {
       if (in.rank_known && i >= in.dims.size())
         fail("shape value 0 at index ", i, " copies an input dim, but the input ", in.to_string(), " has rank ", in.dims.size());
@@ -185,16 +193,22 @@ Shape reshape_shape(const Shape& in, const std::vector<int64_t>& shape, bool all
   for (const Dim& d : in.dims) {
     if (d.value) {
       if (__builtin_mul_overflow(num, *d.value, &num)) return out;
-    } else if (d.param.empty()) return out;
-    else num_syms.push_back(d.param);
+    } else if (d.param.empty()) {
+      return out;
+    } else {
+      num_syms.push_back(d.param);
+    }
   }
   for (size_t i = 0; i < out.dims.size(); ++i) {
     if (static_cast<int64_t>(i) == infer_at) continue;
     const Dim& d = out.dims[i];
     if (d.value) {
       if (__builtin_mul_overflow(den, *d.value, &den)) return out;
-    } else if (d.param.empty()) return out;
-    else den_syms.push_back(d.param);
+    } else if (d.param.empty()) {
+      return out;
+    } else {
+      den_syms.push_back(d.param);
+    }
   }
   for (auto it = den_syms.begin(); it != den_syms.end();) {
     auto f = std::find(num_syms.begin(), num_syms.end(), *it);
@@ -209,6 +223,12 @@ Shape reshape_shape(const Shape& in, const std::vector<int64_t>& shape, bool all
   return out;
 }
 
+std::vector<Dim> as_dims(const std::vector<int64_t>& v) {
+  std::vector<Dim> out;
+  for (int64_t x : v) out.push_back(static_dim(x));
+  return out;
+}
+
 void add_reshape(Registry& r) {
   for (int v : {1, 5, 13, 14, 19, 21, 23, 24, 25}) {
     auto infer = [v](InferContext& ctx) {
@@ -217,11 +237,15 @@ void add_reshape(Registry& r) {
       const Shape in = t.kind == Type::Kind::Tensor ? t.shape : Shape{};
       if (v == 1) {
         if (!ctx.attrs.has("shape")) ctx.error("Reshape-1 needs the 'shape' attribute");
-        ctx.set_output(0, Type::tensor(t.elem, reshape_shape(in, ctx.attrs.get_ints("shape"), false)));
+        ctx.set_output(0, Type::tensor(t.elem, reshape_shape(in, as_dims(ctx.attrs.get_ints("shape")), false)));
         return;
       }
       if (const Tensor* s = ctx.input_value(1)) {
-        ctx.set_output(0, Type::tensor(t.elem, reshape_shape(in, read_int_list(*s, "shape"), allowzero)));
+        ctx.set_output(0, Type::tensor(t.elem, reshape_shape(in, as_dims(read_int_list(*s, "shape")), allowzero)));
+        return;
+      }
+      if (auto sym = symbolic_input(ctx, 1, true)) {  // e.g. Concat(Gather(Shape(x), 0), [-1])
+        ctx.set_output(0, Type::tensor(t.elem, reshape_shape(in, *sym, allowzero)));
         return;
       }
       const Type& st = ctx.input_type(1);
