@@ -25,12 +25,6 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
-fs::path find_model(const std::string& suffix) {
-  for (const auto& p : testing::all_test_models())
-    if (p.string().size() >= suffix.size() && p.string().compare(p.string().size() - suffix.size(), suffix.size(), suffix) == 0)
-      return p;
-  return {};
-}
 
 // A model with one float initializer W of `count` elements feeding Identity, for external data tests.
 pb::ModelDocument one_initializer_model(pb::Arena& arena, uint64_t count, std::optional<std::string> raw) {

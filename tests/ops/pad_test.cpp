@@ -41,7 +41,7 @@ std::vector<Type> infer(const std::string& op, int opset, std::vector<Type> type
   std::vector<const Type*> tp;
   for (const Type& t : types) tp.push_back(&t);
   vals.resize(types.size(), nullptr);
-  ops::InferContext ic{n, opset, ops::AttributeView(n), tp, vals, std::vector<Type>(nout), std::vector<std::optional<Tensor>>(nout)};
+  ops::InferContext ic{n, opset, ops::AttributeView(n), tp, vals, std::vector<Type>(nout), std::vector<std::optional<Tensor>>(nout), {}, {}};
   def.infer(ic);
   return ic.output_types;
 }
