@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -23,6 +24,39 @@ std::vector<bool> bools(const Datum& d) {
 Tensor bool_tensor(std::vector<int64_t> dims, const std::vector<uint8_t>& v) {
   Tensor t = make_tensor<uint8_t>(DataType::UInt8, dims, v);
   return Tensor::owned("", DataType::Bool, dims, std::string(t.bytes()));
+}
+
+// Output type inferred for a one-node model whose inputs have the given element types and dims ("N" = symbol).
+Type inferred(const std::string& op, int64_t opset, const std::vector<std::pair<DataType, std::vector<std::string>>>& ins) {
+  pb::Arena arena;
+  pb::Model m;
+  m.ir_version = 10;
+  m.opset_import.push_back({"", opset, {}});
+  pb::Graph& g = m.graph.emplace();
+  g.name = "g";
+  pb::Node n;
+  n.op_type = arena.save(op);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    std::string name = "in" + std::to_string(i);
+    n.input.push_back(arena.save(name));
+    pb::ValueInfo& vi = g.input.emplace_back();
+    vi.name = arena.save(name);
+    auto& tt = vi.type.emplace().tensor_type.emplace();
+    tt.elem_type = static_cast<int32_t>(ins[i].first);
+    auto& shape = tt.shape.emplace();
+    for (const std::string& d : ins[i].second) {
+      auto& dim = shape.dim.emplace_back();
+      if (std::isdigit(static_cast<unsigned char>(d[0])))
+        dim.dim_value = std::stoll(d);
+      else
+        dim.dim_param = arena.save(d);
+    }
+  }
+  n.output.push_back(arena.save("out"));
+  g.output.emplace_back().name = arena.save("out");
+  g.node.push_back(n);
+  Session s = Session::from_bytes(pb::serialize_model(m));
+  return s.outputs().at(0).type;
 }
 
 template <class N>
@@ -148,6 +182,38 @@ TEST(Where, StringsAndErrors) {
                    .input("X", make_tensor<uint16_t>(DataType::BFloat16, {1}, {0}))
                    .input("Y", make_tensor<uint16_t>(DataType::BFloat16, {1}, {0})),
                "allowed");
+}
+
+TEST(Logical, EmptyTensorsBroadcast) {
+  auto out = OneNode("Equal", 13)
+                 .input("A", make_tensor<int32_t>(DataType::Int32, {0, 3}, {}))
+                 .input("B", make_tensor<int32_t>(DataType::Int32, {3}, {1, 2, 3}))
+                 .run();
+  EXPECT_EQ(out.at(0).tensor.dims(), (std::vector<int64_t>{0, 3}));
+  auto w = OneNode("Where", 16)
+               .input("C", bool_tensor({1, 0}, {}))
+               .input("X", Tensor::strings("", {2, 1}, {"a", "b"}))
+               .input("Y", Tensor::strings("", {1}, {"c"}))
+               .run();
+  EXPECT_EQ(w.at(0).tensor.dims(), (std::vector<int64_t>{2, 0}));
+}
+
+TEST(Logical, InferenceKeepsSymbolicDims) {
+  Type w = inferred("Where", 16, {{DataType::Bool, {"N", "1"}}, {DataType::Float, {"1", "M"}}, {DataType::Float, {"M"}}});
+  EXPECT_EQ(w.elem, DataType::Float);
+  EXPECT_EQ(w.shape.to_string(), "[N,M]");
+  Type e = inferred("Equal", 19, {{DataType::String, {"B", "3"}}, {DataType::String, {"3"}}});
+  EXPECT_EQ(e.elem, DataType::Bool);
+  EXPECT_EQ(e.shape.to_string(), "[B,3]");
+  Type l = inferred("Greater", 1, {{DataType::Float, {"B", "3"}}, {DataType::Float, {"B", "3"}}});
+  EXPECT_EQ(l.elem, DataType::Bool);
+  EXPECT_EQ(l.shape.to_string(), "[B,3]");
+  Type p = inferred("Pow", 15, {{DataType::Int32, {"B", "1"}}, {DataType::Float, {"4"}}});
+  EXPECT_EQ(p.elem, DataType::Int32);
+  EXPECT_EQ(p.shape.to_string(), "[B,4]");
+  Type m = inferred("Max", 13, {{DataType::Float, {"B", "1"}}, {DataType::Float, {"5"}}, {DataType::Float, {"1", "1"}}});
+  EXPECT_EQ(m.shape.to_string(), "[B,5]");
+  EXPECT_THROW(inferred("Sum", 6, {{DataType::Float, {"B", "1"}}, {DataType::Float, {"B", "5"}}}), Error);
 }
 
 }  // namespace

@@ -34,40 +34,45 @@ void combine(Var op, A& r, A x) {
   }
 }
 
-// Accumulates the inputs (of C++ type T) into `acc` of type A over the output dims, then writes y.
+// Combines the inputs (of C++ type T) elementwise in type A over the output dims and writes y; no buffer beyond y.
 template <class T, class A>
 void reduce_inputs(Var op, const std::vector<const Tensor*>& ins, Tensor& y) {
-  const Dims& out = y.dims();
-  const int64_t total = product(out);
-  std::vector<A> acc(static_cast<size_t>(total));
   auto load = [](const T& v) -> A {
     if constexpr (is_small_float_v<T>)
       return static_cast<A>(static_cast<float>(v));
     else
       return static_cast<A>(v);
   };
-  for (size_t k = 0; k < ins.size(); ++k) {
-    const T* p = ins[k]->data<T>();
-    auto step = [&](int64_t i, int64_t j) {
-      if (k == 0)
-        acc[i] = load(p[j]);
-      else
-        combine(op, acc[i], load(p[j]));
-    };
-    if (ins[k]->dims() == out) {
-      for (int64_t i = 0; i < total; ++i) step(i, i);
-    } else {
-      for_each_broadcast(out, {ins[k]->dims()}, [&](int64_t i, const std::vector<int64_t>& o) { step(i, o[0]); });
-    }
+  std::vector<const T*> ps;
+  std::vector<Dims> dims;
+  for (const Tensor* t : ins) {
+    ps.push_back(t->data<T>());
+    dims.push_back(t->dims());
   }
   T* py = y.mutable_data<T>();
   const A count = static_cast<A>(ins.size());
-  for (int64_t i = 0; i < total; ++i) {
-    A v = op == Var::Mean ? acc[i] / count : acc[i];
+  auto finish = [&](int64_t i, A v) {
+    if (op == Var::Mean) v = v / count;
     if constexpr (is_small_float_v<T>)
       py[i] = T(static_cast<float>(v));
     else
       py[i] = static_cast<T>(v);
+  };
+  const Dims& out = y.dims();
+  bool same = true;
+  for (const Dims& d : dims) same = same && d == out;
+  if (same) {
+    for (int64_t i = 0, n = product(out); i < n; ++i) {
+      A v = load(ps[0][i]);
+      for (size_t k = 1; k < ps.size(); ++k) combine(op, v, load(ps[k][i]));
+      finish(i, v);
+    }
+  } else {
+    for_each_broadcast(out, dims, [&](int64_t i, const std::vector<int64_t>& o) {
+      A v = load(ps[0][o[0]]);
+      for (size_t k = 1; k < ps.size(); ++k) combine(op, v, load(ps[k][o[k]]));
+      finish(i, v);
+    });
   }
 }
 
