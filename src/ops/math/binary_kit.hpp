@@ -1,0 +1,128 @@
+// Helpers shared by the elementwise families binary_misc, logical and variadic: value conversions, the pre-opset-7
+// "broadcast"/"axis" rule, a typed broadcasting loop and binary inference. Not core: used by these families only.
+#pragma once
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <type_traits>
+
+#include "ops/op_kit.hpp"
+
+namespace onyx::ops::binary_kit {
+
+template <class T>
+constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+template <class T>
+inline double to_double(T v) {
+  if constexpr (is_small_float_v<T>)
+    return static_cast<float>(v);
+  else
+    return static_cast<double>(v);
+}
+
+// double -> T: floats round, integers truncate toward zero and saturate (NaN gives 0).
+template <class T>
+T from_double(double d) {
+  if constexpr (is_small_float_v<T>) {
+    return T(static_cast<float>(d));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(d);
+  } else {
+    if (std::isnan(d)) return T{0};
+    if (d <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(d);
+  }
+}
+
+// Unsigned type at least as wide as int, so that arithmetic on it never promotes to signed int.
+template <class T>
+using wide_unsigned_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
+// B's dims for the pre-7 "broadcast=1" rule: aligned to A at `axis`, padded with 1s.
+inline Dims legacy_broadcast(const Dims& a, const Dims& b, std::optional<int64_t> axis_attr) {
+  const int64_t rank = static_cast<int64_t>(a.size());
+  const int64_t brank = static_cast<int64_t>(b.size());
+  int64_t axis = axis_attr ? *axis_attr : rank - brank;
+  if (axis_attr && axis < 0) axis += rank;
+  if (axis < 0 || axis + brank > rank)
+    fail("broadcast axis ", axis_attr ? *axis_attr : axis, " does not fit B of shape ", shape_of(b).to_string(),
+         " into A of shape ", shape_of(a).to_string());
+  Dims out(a.size(), 1);
+  for (size_t i = 0; i < b.size(); ++i) out[axis + i] = b[i];
+  for (size_t i = 0; i < a.size(); ++i)
+    if (out[i] != 1 && out[i] != a[i])
+      fail("B of shape ", shape_of(b).to_string(), " does not broadcast to A of shape ", shape_of(a).to_string());
+  return out;
+}
+
+// Broadcast settings of an op version before 7 (attributes broadcast, axis).
+struct Legacy {
+  bool enabled = false;  // the op version has the attributes
+  bool broadcast = false;
+  std::optional<int64_t> axis;
+};
+
+inline Legacy parse_legacy(const KernelInit& init, bool enabled) {
+  Legacy l;
+  l.enabled = enabled;
+  if (!enabled) return l;
+  l.broadcast = init.attrs.get_int("broadcast", 0) != 0;
+  if (init.attrs.has("axis")) l.axis = init.attrs.get_int("axis");
+  return l;
+}
+
+// The dims B is read with.
+inline Dims b_dims(const Legacy& l, const Tensor& a, const Tensor& b) {
+  if (!l.enabled) return b.dims();
+  if (!l.broadcast) {
+    if (a.dims() != b.dims())
+      fail("shapes ", shape_of(a.dims()).to_string(), " and ", shape_of(b.dims()).to_string(),
+           " differ and broadcast is not set");
+    return b.dims();
+  }
+  return legacy_broadcast(a.dims(), b.dims(), l.axis);
+}
+
+// y[i] = f(a[ia], b[ib]) over the broadcast output y.
+template <class TA, class TB, class TY, class F>
+void binary_loop(const Tensor& a, const Dims& ad, const Tensor& b, const Dims& bd, Tensor& y, F&& f) {
+  const TA* pa = a.data<TA>();
+  const TB* pb = b.data<TB>();
+  TY* py = y.mutable_data<TY>();
+  const Dims& out = y.dims();
+  const int64_t n = product(out);
+  if (ad == out && bd == out) {
+    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
+  } else if (ad == out && product(bd) == 1) {
+    const TB s = pb[0];
+    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], s);
+  } else {
+    for_each_broadcast(out, {ad, bd}, [&](int64_t i, const std::vector<int64_t>& o) { py[i] = f(pa[o[0]], pb[o[1]]); });
+  }
+}
+
+// Inference for a binary op: element type `out` (default: input 0's), broadcast shape (A's shape under the legacy
+// broadcast=1 rule). With `same_types`, A and B must have the same element type.
+inline void infer_binary(InferContext& ctx, bool same_types, bool legacy, DataType out = DataType::Undefined) {
+  if (same_types && ctx.has_input(0) && ctx.has_input(1)) {
+    DataType x = ctx.input_dtype(0), y = ctx.input_dtype(1);
+    if (x != DataType::Undefined && y != DataType::Undefined && x != y)
+      ctx.error(cat("inputs have different element types ", x, " and ", y));
+  }
+  if (legacy && ctx.attrs.get_int("broadcast", 0) != 0) {
+    if (!ctx.has_input(0)) return;
+    Type t = ctx.input_type(0);
+    if (out != DataType::Undefined) t.elem = out;
+    ctx.set_output(0, t);
+    return;
+  }
+  infer_broadcast(ctx, out);
+}
+
+inline void require_same_dtype(KernelContext& ctx, const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) ctx.error(cat("inputs have different element types ", a.dtype(), " and ", b.dtype()));
+}
+
+}  // namespace onyx::ops::binary_kit

@@ -1,0 +1,174 @@
+// ai.onnx Max, Min (1, 6, 8, 12, 13); Mean, Sum (1, 6, 8, 13): elementwise over one or more inputs.
+// v1: float16/float/double, attribute consumed_inputs (legacy, ignored); v1 and v6 require all inputs to have the
+//     same shape. v8: multidirectional (numpy) broadcasting. Max/Min v12: all integer types too. v13: +bfloat16.
+// Max/Min propagate NaN. Sum and Mean accumulate in double and round once.
+#include "ops/math/binary_kit.hpp"
+
+namespace onyx::ops {
+namespace {
+
+using namespace binary_kit;
+using D = DataType;
+
+enum class Var { Max, Min, Sum, Mean };
+
+template <class A>
+bool is_nan(A x) {
+  if constexpr (std::is_floating_point_v<A>)
+    return std::isnan(x);
+  else
+    return false;
+}
+
+template <class A>
+void combine(Var op, A& r, A x) {
+  switch (op) {
+    case Var::Max:
+      if (is_nan(x) || x > r) r = x;  // a NaN already in r stays (x > NaN is false)
+      break;
+    case Var::Min:
+      if (is_nan(x) || x < r) r = x;
+      break;
+    case Var::Sum:
+    case Var::Mean: r += x; break;
+  }
+}
+
+// Combines the inputs (of C++ type T) elementwise in type A over the output dims and writes y; no buffer beyond y.
+template <class T, class A>
+void reduce_inputs(Var op, const std::vector<const Tensor*>& ins, Tensor& y) {
+  auto load = [](const T& v) -> A {
+    if constexpr (is_small_float_v<T>)
+      return static_cast<A>(static_cast<float>(v));
+    else
+      return static_cast<A>(v);
+  };
+  std::vector<const T*> ps;
+  std::vector<Dims> dims;
+  for (const Tensor* t : ins) {
+    ps.push_back(t->data<T>());
+    dims.push_back(t->dims());
+  }
+  T* py = y.mutable_data<T>();
+  const A count = static_cast<A>(ins.size());
+  auto finish = [&](int64_t i, A v) {
+    if (op == Var::Mean) v = v / count;
+    if constexpr (is_small_float_v<T>)
+      py[i] = T(static_cast<float>(v));
+    else
+      py[i] = static_cast<T>(v);
+  };
+  const Dims& out = y.dims();
+  bool same = true;
+  for (const Dims& d : dims) same = same && d == out;
+  if (same) {
+    for (int64_t i = 0, n = product(out); i < n; ++i) {
+      A v = load(ps[0][i]);
+      for (size_t k = 1; k < ps.size(); ++k) combine(op, v, load(ps[k][i]));
+      finish(i, v);
+    }
+  } else {
+    for_each_broadcast(out, dims, [&](int64_t i, const std::vector<int64_t>& o) {
+      A v = load(ps[0][o[0]]);
+      for (size_t k = 1; k < ps.size(); ++k) combine(op, v, load(ps[k][o[k]]));
+      finish(i, v);
+    });
+  }
+}
+
+void run_variadic(KernelContext& ctx, Var op, bool same_shapes) {
+  if (ctx.num_inputs() == 0) ctx.error("needs at least one input");
+  std::vector<const Tensor*> ins;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) ctx.error(cat("input ", i, " is missing"));
+    ins.push_back(&ctx.input(i));
+  }
+  const DataType dt = ins[0]->dtype();
+  Dims out = ins[0]->dims();
+  for (size_t i = 1; i < ins.size(); ++i) {
+    if (ins[i]->dtype() != dt)
+      ctx.error(cat("input ", i, " has element type ", ins[i]->dtype(), " but input 0 has ", dt));
+    if (same_shapes && ins[i]->dims() != ins[0]->dims())
+      ctx.error(cat("input ", i, " has shape ", shape_of(ins[i]->dims()).to_string(), " but input 0 has ",
+                    shape_of(ins[0]->dims()).to_string(), "; inputs must have the same shape before opset 8"));
+    out = broadcast_dims(out, ins[i]->dims());
+  }
+  Tensor& y = ctx.allocate_output(0, dt, out);
+  visit_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    const bool sum = op == Var::Sum || op == Var::Mean;
+    if constexpr (is_float_like_v<T>) {
+      if (sum)
+        reduce_inputs<T, double>(op, ins, y);
+      else if constexpr (is_small_float_v<T>)
+        reduce_inputs<T, float>(op, ins, y);
+      else
+        reduce_inputs<T, T>(op, ins, y);
+    } else if constexpr (is_int_v<T>) {
+      if (sum) ctx.error(cat("element type ", dt, " is not supported"));
+      reduce_inputs<T, T>(op, ins, y);
+    } else {
+      ctx.error(cat("element type ", dt, " is not supported"));
+    }
+  });
+}
+
+void infer_variadic(InferContext& ctx, bool same_shapes) {
+  if (ctx.num_inputs() == 0) ctx.error("needs at least one input");
+  DataType dt = DataType::Undefined;
+  const Shape* first = nullptr;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) ctx.error(cat("input ", i, " is missing"));
+    DataType t = ctx.input_dtype(i);
+    if (t != DataType::Undefined) {
+      if (dt != DataType::Undefined && t != dt) ctx.error(cat("inputs have different element types ", dt, " and ", t));
+      dt = t;
+    }
+    const Shape& s = ctx.input_type(i).shape;
+    if (!same_shapes || !s.rank_known) continue;
+    if (!first) {
+      first = &s;
+      continue;
+    }
+    bool differ = s.dims.size() != first->dims.size();
+    for (size_t d = 0; !differ && d < s.dims.size(); ++d)
+      differ = s.dims[d].value && first->dims[d].value && *s.dims[d].value != *first->dims[d].value;
+    if (differ)
+      ctx.error(cat("input ", i, " has shape ", s.to_string(), " but another input has ", first->to_string(),
+                    "; inputs must have the same shape before opset 8"));
+  }
+  infer_broadcast(ctx, dt);
+}
+
+void add_op(Registry& r, const char* name, Var op) {
+  const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
+  std::vector<DataType> f13 = f;
+  f13.push_back(D::BFloat16);
+  std::vector<DataType> numeric = kIntTypes;
+  numeric.insert(numeric.end(), f.begin(), f.end());
+  auto infer = [](bool same) { return [same](InferContext& ctx) { infer_variadic(ctx, same); }; };
+  auto kernel = [op](bool same) {
+    return [op, same](const KernelInit&) {
+      return make_kernel([op, same](KernelContext& ctx) { run_variadic(ctx, op, same); });
+    };
+  };
+  add_versions(r, "", name, {1, 6}, {{{-1}, f}}, infer(true), kernel(true));
+  add_versions(r, "", name, {8}, {{{-1}, f}}, infer(false), kernel(false));
+  if (op == Var::Max || op == Var::Min) {
+    add_versions(r, "", name, {12}, {{{-1}, numeric}}, infer(false), kernel(false));
+    add_versions(r, "", name, {13}, {{{-1}, kNumericTypes}}, infer(false), kernel(false));
+  } else {
+    add_versions(r, "", name, {13}, {{{-1}, f13}}, infer(false), kernel(false));
+  }
+}
+
+}  // namespace
+
+void register_variadic(Registry& r) {
+  add_op(r, "Max", Var::Max);
+  add_op(r, "Min", Var::Min);
+  add_op(r, "Mean", Var::Mean);
+  add_op(r, "Sum", Var::Sum);
+}
+
+}  // namespace onyx::ops
