@@ -191,6 +191,17 @@ TEST(Loop, FalseConditionRunsNoIterationAndScanOutputsAreEmpty_Opset13) {
   EXPECT_EQ(out.at(1).second.tensor.dims(), (std::vector<int64_t>{0, 1}));
 }
 
+TEST(Loop, EndlessLoopIsRefused_Opset11) {
+  ModelBuilder mb;
+  std::string e = error_of([&] {
+    mb.run(loop_model(mb, false, true), 11,
+           {{"cond", Datum::of(scalar_bool(true))},
+            {"y0", Datum::of(make_tensor<float>(D::Float, {1}, {1}))},
+            {"x", Datum::of(make_tensor<float>(D::Float, {1}, {2}))}});
+  });
+  EXPECT_NE(e.find("the loop would never end"), std::string::npos) << e;
+}
+
 TEST(Loop, NegativeTripCountRunsNoIteration_Opset1) {
   ModelBuilder mb;
   auto out = mb.run(loop_model(mb, true, false), 1,

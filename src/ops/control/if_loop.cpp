@@ -14,6 +14,7 @@
 // Outputs: the N final carried values, then the K scan outputs, each the per-iteration tensors stacked along a new
 // axis 0 (all iterations must give the same shape and element type). With zero iterations a scan output has
 // dims [0, body output dims] when the body declares them, else [0].
+// Without M, a body that returns its condition input unchanged (while cond is true) would loop forever: refused.
 // A carried value the body declares as optional is passed wrapped in an optional (and an optional passed where the
 // body declares a tensor or sequence is unwrapped), so optional-typed loop state works like other runtimes.
 #include <limits>
@@ -193,7 +194,9 @@ void add_loop(Registry& r, int since) {
     std::vector<Type> body_in, scan_types;
     for (const Value* v : body->inputs) body_in.push_back(v->type);
     for (size_t k = 0; k < s.k; ++k) scan_types.push_back(body->outputs[1 + s.n + k]->type);
-    return make_kernel([since, body, s, body_in, scan_types](KernelContext& ctx) {
+    // A body returning its condition input unchanged never stops the loop by itself.
+    const bool cond_passthrough = body->outputs[0] == body->inputs[1];
+    return make_kernel([since, body, s, body_in, scan_types, cond_passthrough](KernelContext& ctx) {
       int64_t max_trip = std::numeric_limits<int64_t>::max();
       if (ctx.has_input(0)) {
         const Tensor& m = ctx.input(0);
@@ -201,6 +204,8 @@ void add_loop(Registry& r, int since) {
         max_trip = read_scalar_int(m, "M");
       }
       bool cond = ctx.has_input(1) ? read_scalar_bool(ctx.input(1), "cond") : true;
+      if (!ctx.has_input(0) && cond && cond_passthrough)
+        ctx.error("the loop would never end: there is no trip count M and the body returns its condition unchanged");
       std::vector<Datum> carried(s.n);
       for (size_t i = 0; i < s.n; ++i) {
         if (ctx.has_input(2 + i)) carried[i] = ctx.input_datum(2 + i);
