@@ -149,6 +149,18 @@ void run_loss(const LossConfig& cfg, bool softmax, KernelContext& ctx) {
 void infer_loss(const LossConfig& cfg, bool softmax, InferContext& ctx) {
   const Type& in = ctx.input_type(0);
   const DataType dt = in.elem;
+  const char* in_name = softmax ? "scores" : "input";
+  if (in.shape.rank_known && in.shape.dims.size() < 2)
+    ctx.error(cat(in_name, " must have rank 2 or more (N, C, ...), got ", in.shape.to_string()));
+  // Static shapes are checked now rather than at the first run.
+  auto xd = static_dims(in);
+  auto td = static_dims(ctx.input_type(1));
+  if (xd && td) {
+    Dims wd;
+    bool has_w = ctx.has_input(2) && static_dims(ctx.input_type(2));
+    if (has_w) wd = *static_dims(ctx.input_type(2));
+    check_loss_shapes(*xd, *td, has_w ? &wd : nullptr, in_name, softmax ? "labels" : "target");
+  }
   if (softmax) ctx.set_output(1, Type::tensor(dt, in.shape));
   if (cfg.reduction != Reduction::None) {
     ctx.set_output(0, Type::tensor(dt, shape_of({})));
@@ -165,8 +177,6 @@ void infer_loss(const LossConfig& cfg, bool softmax, InferContext& ctx) {
   } else {
     ctx.set_output(0, Type::tensor(dt));
   }
-  if (in.shape.rank_known && in.shape.dims.size() < 2)
-    ctx.error(cat(softmax ? "scores" : "input", " must have rank 2 or more (N, C, ...), got ", in.shape.to_string()));
 }
 
 void add_loss(Registry& r, const char* name, bool softmax, int version, const std::vector<DataType>& types) {
