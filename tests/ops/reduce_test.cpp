@@ -238,11 +238,11 @@ TEST(Reduce, InferenceWithConstantAxesKeepsSymbolicDims) {
   Type in = Type::tensor(DataType::Float, s);
   Tensor ax = make_tensor<int64_t>(DataType::Int64, {1}, {1});
   Type at = Type::tensor(DataType::Int64, Shape{true, {Dim{1, {}, {}}}});
-  ops::InferContext ctx{n, 18, ops::AttributeView(n), {&in, &at}, {nullptr, &ax}, {Type{}}, {std::nullopt}};
+  ops::InferContext ctx{n, 18, ops::AttributeView(n), {&in, &at}, {nullptr, &ax}, {Type{}}, {std::nullopt}, {}, {}};
   def.infer(ctx);
   EXPECT_EQ(ctx.output_types[0].to_string_with_shape(), "float[N,L]");
   // Unknown axes with keepdims=0: the rank follows from the axes' length.
-  ops::InferContext c2{n, 18, ops::AttributeView(n), {&in, &at}, {nullptr, nullptr}, {Type{}}, {std::nullopt}};
+  ops::InferContext c2{n, 18, ops::AttributeView(n), {&in, &at}, {nullptr, nullptr}, {Type{}}, {std::nullopt}, {}, {}};
   def.infer(c2);
   EXPECT_EQ(c2.output_types[0].shape.dims.size(), 2u);
 }
