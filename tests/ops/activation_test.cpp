@@ -167,3 +167,19 @@ TEST(Activation, ClipInputsFromV11_MinGreaterThanMaxGivesMax) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+TEST(Tanh, SpecExample_Opset13) {
+  auto out = testing::OneNode("Tanh", 13)
+                 .input("X", testing::make_tensor<float>(DataType::Float, {3}, {-1, 0, 1}))
+                 .run();
+  const float* y = out.at(0).tensor.data<float>();
+  EXPECT_NEAR(y[0], -0.76159416f, 1e-6);
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_NEAR(y[2], 0.76159416f, 1e-6);
+}
+
+}  // namespace
+}  // namespace onyx

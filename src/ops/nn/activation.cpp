@@ -1,7 +1,7 @@
 // ai.onnx activation functions, PRelu and Clip.
 //   Relu 1, 6, 13, 14: float types; v1 has `consumed_inputs` (ignored); 13 adds bfloat16; 14 adds int8..int64.
 //   LeakyRelu 1, 6, 16 (alpha=0.01); Elu 1, 6, 22 (alpha=1); Selu 1, 6, 22 (alpha=1.67326..., gamma=1.0507...);
-//   HardSigmoid 1, 6, 22 (alpha=0.2, beta=0.5); Sigmoid 1, 6, 13: float16/float/double, bfloat16 from the last
+//   HardSigmoid 1, 6, 22 (alpha=0.2, beta=0.5); Sigmoid, Tanh 1, 6, 13: float16/float/double, bfloat16 from the last
 //     version. v1 also carries `consumed_inputs` (ignored).
 //   Celu 12 (float only; alpha=1), 28 (all float types).
 //   HardSwish 14, 22; Softplus 1, 22; Softsign 1, 22; ThresholdedRelu 10, 22 (alpha=1); Mish 18, 22: float types,
@@ -264,6 +264,8 @@ void register_activation(Registry& r) {
   });
   add_same_type(r, "Sigmoid", {{1, f3}, {6, f3}, {13, f4}},
                 [](const KernelInit&) { return unary_kernel([](double x) { return sigmoid(x); }); });
+  add_same_type(r, "Tanh", {{1, f3}, {6, f3}, {13, f4}},
+                [](const KernelInit&) { return unary_kernel([](double x) { return std::tanh(x); }); });
   add_same_type(r, "HardSigmoid", {{1, f3}, {6, f3}, {22, f4}}, [](const KernelInit& init) {
     const double alpha = init.attrs.get_float("alpha", 0.2f);
     const double beta = init.attrs.get_float("beta", 0.5f);
