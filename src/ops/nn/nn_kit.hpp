@@ -96,7 +96,8 @@ using Vec8 = typename Vec8Of<A>::type;
 // C[M,N] += A[M,K] * B[K,N], row-major with leading dimensions lda, ldb, ldc. Blocked over K and N, with a 4x8
 // register tile (GCC/Clang vector extensions; the compiler maps them to the available SIMD width).
 template <class A>
-void gemm_acc(int64_t M, int64_t N, int64_t K, const A* a, int64_t lda, const A* b, int64_t ldb, A* c, int64_t ldc) {
+__attribute__((always_inline)) inline void gemm_acc_impl(int64_t M, int64_t N, int64_t K, const A* a, int64_t lda,
+                                                         const A* b, int64_t ldb, A* c, int64_t ldc) {
   using V = Vec8<A>;
   constexpr int64_t kKc = 256, kNc = 256;
   for (int64_t k0 = 0; k0 < K; k0 += kKc) {
@@ -167,6 +168,17 @@ void gemm_acc(int64_t M, int64_t N, int64_t K, const A* a, int64_t lda, const A*
       }
     }
   }
+}
+
+// The float instance, compiled in nn_kit.cpp for the baseline and (on x86-64 with GCC) for x86-64-v3 (AVX2+FMA), picked at
+// load time.
+void gemm_acc_f32(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                  int64_t ldc);
+
+template <class A>
+void gemm_acc(int64_t M, int64_t N, int64_t K, const A* a, int64_t lda, const A* b, int64_t ldb, A* c, int64_t ldc) {
+  if constexpr (std::is_same_v<A, float>) gemm_acc_f32(M, N, K, a, lda, b, ldb, c, ldc);
+  else gemm_acc_impl<A>(M, N, K, a, lda, b, ldb, c, ldc);
 }
 
 // C[M,N] += A[M,K] * B[N,K]^T: dot products of rows (B stays in its given layout, e.g. a Gemm weight with transB).
