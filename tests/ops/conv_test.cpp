@@ -105,6 +105,23 @@ TEST(ConvTranspose, StridesPadsOutputPaddingAndOutputShape_Opset22) {
   expect_near(floats(shaped.at(0).tensor), {1, 1, 3, 2, 2, 0});
 }
 
+TEST(ConvTranspose, LongKernelRunsInChunksOfInputPositions_Opset11) {
+  const int64_t k = int64_t{1} << 20;  // 2^20 GEMM rows: two input positions per chunk
+  auto out = OneNode("ConvTranspose", 11)
+                 .input("X", ftensor({1, 1, 3}, {1, 2, 3}))
+                 .input("W", ftensor({1, 1, k}, std::vector<float>(k, 1)))
+                 .run();
+  const Tensor& y = out.at(0).tensor;
+  ASSERT_EQ(y.dims(), (Dims{1, 1, k + 2}));
+  const float* p = y.data<float>();
+  EXPECT_EQ(p[0], 1);
+  EXPECT_EQ(p[1], 3);
+  EXPECT_EQ(p[2], 6);
+  EXPECT_EQ(p[k / 2], 6);
+  EXPECT_EQ(p[k], 5);
+  EXPECT_EQ(p[k + 1], 3);
+}
+
 TEST(ConvTranspose, WeightChannelMismatchIsAnError) {
   expect_error([] {
     OneNode("ConvTranspose", 11).input("X", ftensor({1, 2, 2}, iota(4))).input("W", ftensor({1, 1, 2}, iota(2))).run();

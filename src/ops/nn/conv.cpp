@@ -222,12 +222,14 @@ TransposeGeom transpose_geom(const ConvAttrs& a, const Dims& in, const Dims& ker
   if (op.empty()) op.assign(r, 0);
   if (op.size() != r) fail("attribute 'output_padding' has ", op.size(), " values, expected ", r);
   for (int64_t v : op)
-    if (v < 0) fail("attribute 'output_padding' has a negative value ", v);
+    if (v < 0 || v > (int64_t{1} << 31)) fail("attribute 'output_padding' has value ", v, ", expected 0..2^31");
   Dims target;
   if (!a.output_shape.empty()) {
     target = a.output_shape;
     if (target.size() == r + 2) target.erase(target.begin(), target.begin() + 2);
     if (target.size() != r) fail("attribute 'output_shape' has ", a.output_shape.size(), " values, expected ", r);
+    for (int64_t v : target)
+      if (v < 0 || v > (int64_t{1} << 40)) fail("attribute 'output_shape' has value ", v);
   } else if (w.auto_pad == AutoPad::SameUpper || w.auto_pad == AutoPad::SameLower) {
     for (size_t i = 0; i < r; ++i) target.push_back(in[i] * g.strides[i]);
   }
@@ -318,39 +320,48 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
   for (int64_t gi = 0; gi < G; ++gi)
     for (int64_t c = 0; c < Cg; ++c)
       for (int64_t q = 0; q < rows; ++q) wt[(gi * rows + q) * Cg + c] = iw.data()[((gi * Cg + c) * rows) + q];
-  std::vector<A> col(static_cast<size_t>(rows * in_size));
-  Dims kc(r), idx(r);
+  // Input positions per GEMM + col2im chunk: keeps the column buffer near 8 MiB.
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, rows));
+  std::vector<A> col;
+  Dims kc(r), idx(r), start(r);
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t gi = 0; gi < G; ++gi) {
-      std::fill(col.begin(), col.end(), A(0));
-      nn::gemm_acc<A>(rows, in_size, Cg, wt.data() + gi * rows * Cg, Cg, ix.data() + (n * C + gi * Cg) * in_size,
-                      in_size, col.data(), in_size);
-      // col2im: scatter-add each (m, kernel position, input position) into the output.
-      for (int64_t m = 0; m < Mg; ++m) {
-        A* ym = oy.data() + (n * M + gi * Mg + m) * out_size;
-        for (int64_t k = 0; k < kprod; ++k) {
-          int64_t t = k;
-          for (size_t d = r; d-- > 0;) {
-            kc[d] = t % g.kernel[d];
-            t /= g.kernel[d];
-          }
-          const A* src = col.data() + (m * kprod + k) * in_size;
-          std::fill(idx.begin(), idx.end(), 0);
-          for (int64_t q = 0; q < in_size; ++q) {
-            int64_t off = 0;
-            bool valid = true;
-            for (size_t d = 0; d < r; ++d) {
-              int64_t o = idx[d] * g.strides[d] + kc[d] * g.dilations[d] - g.pads[d];
-              if (o < 0 || o >= g.out[d]) {
-                valid = false;
-                break;
-              }
-              off = off * g.out[d] + o;
-            }
-            if (valid) ym[off] += src[q];
+      for (int64_t q0 = 0; q0 < in_size; q0 += chunk) {
+        const int64_t q1 = std::min(in_size, q0 + chunk), cn = q1 - q0;
+        col.assign(static_cast<size_t>(rows * cn), A(0));
+        nn::gemm_acc<A>(rows, cn, Cg, wt.data() + gi * rows * Cg, Cg, ix.data() + (n * C + gi * Cg) * in_size + q0,
+                        in_size, col.data(), cn);
+        for (int64_t q = q0, d = static_cast<int64_t>(r); d-- > 0;) {
+          start[d] = q % g.in[d];
+          q /= g.in[d];
+        }
+        // col2im: scatter-add each (m, kernel position, input position) into the output.
+        for (int64_t m = 0; m < Mg; ++m) {
+          A* ym = oy.data() + (n * M + gi * Mg + m) * out_size;
+          for (int64_t k = 0; k < kprod; ++k) {
+            int64_t t = k;
             for (size_t d = r; d-- > 0;) {
-              if (++idx[d] < g.in[d]) break;
-              idx[d] = 0;
+              kc[d] = t % g.kernel[d];
+              t /= g.kernel[d];
+            }
+            const A* src = col.data() + (m * kprod + k) * cn;
+            idx = start;
+            for (int64_t q = 0; q < cn; ++q) {
+              int64_t off = 0;
+              bool valid = true;
+              for (size_t d = 0; d < r; ++d) {
+                int64_t o = idx[d] * g.strides[d] + kc[d] * g.dilations[d] - g.pads[d];
+                if (o < 0 || o >= g.out[d]) {
+                  valid = false;
+                  break;
+                }
+                off = off * g.out[d] + o;
+              }
+              if (valid) ym[off] += src[q];
+              for (size_t d = r; d-- > 0;) {
+                if (++idx[d] < g.in[d]) break;
+                idx[d] = 0;
+              }
             }
           }
         }

@@ -248,15 +248,17 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 // Fills the defaults and checks the attributes against the spatial rank; `kernel` given when it comes from a weight.
 inline void complete_window_attrs(WindowAttrs& w, size_t rank) {
+  // Values are bounded so that window arithmetic can never overflow int64.
+  constexpr int64_t kMax = int64_t{1} << 31;
   auto check = [&](Dims& v, const char* name, int64_t dflt, size_t n, int64_t min) {
     if (v.empty()) v.assign(n, dflt);
     if (v.size() != n) fail("attribute '", name, "' has ", v.size(), " values, expected ", n);
     for (int64_t x : v)
-      if (x < min) fail("attribute '", name, "' has value ", x, ", expected at least ", min);
+      if (x < min || x > kMax) fail("attribute '", name, "' has value ", x, ", expected ", min, "..", kMax);
   };
   if (w.kernel.size() != rank) fail("kernel_shape has ", w.kernel.size(), " dims, expected ", rank);
   for (int64_t k : w.kernel)
-    if (k < 1) fail("kernel_shape has value ", k, ", expected at least 1");
+    if (k < 1 || k > kMax) fail("kernel_shape has value ", k, ", expected 1..", kMax);
   check(w.strides, "strides", 1, rank, 1);
   check(w.dilations, "dilations", 1, rank, 1);
   check(w.pads, "pads", 0, 2 * rank, 0);
