@@ -1,0 +1,405 @@
+// ai.onnx Conv (1, 11, 22) and ConvTranspose (1, 11, 22), 1-D/2-D/3-D (any spatial rank).
+// Conv: X (N, C, D1..Dn), W (M, C/group, k1..kn), optional B (M). Attributes auto_pad (NOTSET, SAME_UPPER,
+//   SAME_LOWER, VALID), dilations, group, kernel_shape (default: W's spatial dims), pads, strides.
+// ConvTranspose: W is (C, M/group, k...); extra attributes output_padding and output_shape. With output_shape (or
+//   SAME_* auto_pad, which asks for output = input * stride) the pads come from
+//   total = stride*(in-1) + output_padding + (k-1)*dilation + 1 - out: SAME_UPPER puts floor(total/2) first,
+//   otherwise total - floor(total/2) goes first.
+// v1 and v11 take float16/float/double (v11 only refined the text on pads and kernel_shape); v22 adds bfloat16.
+// Computed as im2col + blocked GEMM (Conv) and GEMM + col2im (ConvTranspose), in float (double for double).
+#include "ops/nn/nn_kit.hpp"
+
+namespace onyx::ops {
+namespace {
+
+using nn::acc_t;
+using nn::AccIn;
+using nn::AccOut;
+using nn::AutoPad;
+using nn::WindowAttrs;
+
+struct ConvAttrs {
+  WindowAttrs w;
+  int64_t group = 1;
+  Dims output_padding, output_shape;  // ConvTranspose
+};
+
+ConvAttrs read_conv_attrs(const AttributeView& a, bool transpose) {
+  ConvAttrs c;
+  c.w = nn::read_window_attrs(a, true, false);
+  c.group = a.get_int("group", 1);
+  if (c.group < 1) fail("attribute 'group' is ", c.group, ", expected at least 1");
+  if (transpose) {
+    c.output_padding = a.get_ints("output_padding", Dims{});
+    c.output_shape = a.get_ints("output_shape", Dims{});
+  }
+  return c;
+}
+
+// Row r of the im2col matrix (channel c, kernel position kc) over output positions [p0, p1).
+template <class A>
+void im2col_rows(const A* x, const nn::Window& g, int64_t channels, int64_t p0, int64_t p1, A* col) {
+  const size_t r = g.rank();
+  const int64_t kprod = product(g.kernel), in_size = product(g.in);
+  const int64_t n = p1 - p0;
+  Dims start(r), kc(r), koff(r), idx(r);
+  {
+    int64_t p = p0;
+    for (size_t d = r; d-- > 0;) {
+      start[d] = p % g.out[d];
+      p /= g.out[d];
+    }
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    const A* base = x + c * in_size;
+    for (int64_t k = 0; k < kprod; ++k) {
+      int64_t t = k;
+      for (size_t d = r; d-- > 0;) {
+        kc[d] = t % g.kernel[d];
+        t /= g.kernel[d];
+        koff[d] = kc[d] * g.dilations[d] - g.pads[d];
+      }
+      A* dst = col + (c * kprod + k) * n;
+      idx = start;
+      const size_t last = r - 1;
+      int64_t p = 0;
+      while (p < n) {
+        // Offset of the row start for the leading dims; then a run along the last dim.
+        int64_t off = 0;
+        bool valid = true;
+        for (size_t d = 0; d < last; ++d) {
+          int64_t i = idx[d] * g.strides[d] + koff[d];
+          if (i < 0 || i >= g.in[d]) valid = false;
+          off = off * g.in[d] + i;
+        }
+        const int64_t run = std::min(n - p, g.out[last] - idx[last]);
+        if (!valid) {
+          std::fill(dst + p, dst + p + run, A(0));
+        } else {
+          const A* row = base + off * g.in[last];
+          const int64_t s = g.strides[last], ko = koff[last], lim = g.in[last];
+          for (int64_t q = 0; q < run; ++q) {
+            int64_t i = (idx[last] + q) * s + ko;
+            dst[p + q] = (i >= 0 && i < lim) ? row[i] : A(0);
+          }
+        }
+        p += run;
+        idx[last] += run;
+        for (size_t d = last; d > 0 && idx[d] >= g.out[d]; --d) {
+          idx[d] = 0;
+          ++idx[d - 1];
+        }
+      }
+    }
+  }
+}
+
+bool is_pointwise(const nn::Window& g) {
+  for (size_t i = 0; i < g.rank(); ++i)
+    if (g.kernel[i] != 1 || g.strides[i] != 1 || g.pads[i] != 0 || g.pads[g.rank() + i] != 0) return false;
+  return true;
+}
+
+Dims kernel_from(const ConvAttrs& a, const Dims& w, size_t rank) {
+  Dims k(w.begin() + 2, w.end());
+  if (!a.w.kernel.empty() && a.w.kernel != k)
+    fail("kernel_shape ", shape_of(a.w.kernel).to_string(), " does not match the weight's spatial dims ",
+         shape_of(k).to_string());
+  if (k.size() != rank) fail("W has ", k.size(), " spatial dims, X has ", rank);
+  return k;
+}
+
+// ---- Conv ----
+
+void infer_conv(InferContext& ctx) {
+  const Type& tx = ctx.input_type(0);
+  const Type& tw = ctx.input_type(1);
+  ConvAttrs a = read_conv_attrs(ctx.attrs, false);
+  Shape s;
+  if (tx.shape.rank_known) {
+    if (tx.shape.dims.size() < 3) ctx.error(cat("X has rank ", tx.shape.dims.size(), ", expected at least 3"));
+    const size_t r = tx.shape.dims.size() - 2;
+    Dim m;
+    if (tw.shape.rank_known) {
+      if (tw.shape.dims.size() != r + 2) ctx.error(cat("W has rank ", tw.shape.dims.size(), ", expected ", r + 2));
+      m = tw.shape.dims[0];
+      if (a.w.kernel.empty()) {
+        for (size_t i = 0; i < r; ++i) {
+          if (!tw.shape.dims[2 + i].value) break;
+          a.w.kernel.push_back(*tw.shape.dims[2 + i].value);
+        }
+      }
+      const Dim& cw = tw.shape.dims[1];
+      const Dim& cx = tx.shape.dims[1];
+      if (cw.value && cx.value && *cw.value * a.group != *cx.value)
+        ctx.error(cat("X has ", *cx.value, " channels; W expects ", *cw.value, " x group ", a.group));
+    }
+    if (a.w.kernel.size() == r) {
+      s = nn::window_out_shape(a.w, tx.shape, m);
+    } else {
+      s.rank_known = true;
+      s.dims.assign(r + 2, Dim{});
+      s.dims[0] = tx.shape.dims[0];
+      s.dims[1] = m;
+    }
+  }
+  ctx.set_output(0, Type::tensor(tx.elem, s));
+}
+
+template <class T>
+void conv_typed(KernelContext& ctx, const ConvAttrs& a) {
+  using A = acc_t<T>;
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  if (x.dims().size() < 3) ctx.error(cat("X has rank ", x.dims().size(), ", expected at least 3"));
+  if (w.dims().size() != x.dims().size()) ctx.error(cat("W has rank ", w.dims().size(), ", X has ", x.dims().size()));
+  if (w.dtype() != x.dtype()) ctx.error(cat("W has element type ", w.dtype(), ", X has ", x.dtype()));
+  const size_t r = x.dims().size() - 2;
+  const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0], G = a.group;
+  if (C % G != 0 || M % G != 0) ctx.error(cat("channels (", C, " in, ", M, " out) are not divisible by group ", G));
+  if (w.dims()[1] != C / G) ctx.error(cat("W has ", w.dims()[1], " input channels per group, expected ", C / G));
+  if (b) {
+    if (b->dtype() != x.dtype()) ctx.error(cat("B has element type ", b->dtype(), ", X has ", x.dtype()));
+    if (b->dims() != Dims{M}) ctx.error(cat("B has shape ", shape_of(b->dims()).to_string(), ", expected [", M, "]"));
+  }
+  WindowAttrs wa = a.w;
+  wa.kernel = kernel_from(a, w.dims(), r);
+  nn::Window g = nn::make_window(wa, Dims(x.dims().begin() + 2, x.dims().end()));
+  Dims ydims{N, M};
+  ydims.insert(ydims.end(), g.out.begin(), g.out.end());
+  Tensor& y = ctx.allocate_output(0, x.dtype(), ydims);
+  const int64_t in_size = product(g.in), out_size = product(g.out), kprod = product(g.kernel);
+  const int64_t Cg = C / G, Mg = M / G, Kdim = Cg * kprod;
+  if (y.element_count() == 0) return;
+  AccIn<A, T> ix(x), iw(w);
+  AccOut<A, T> oy(y);
+  const bool pointwise = is_pointwise(g);
+  // Output positions per im2col chunk: keeps the column buffer near 8 MiB.
+  const int64_t chunk = std::max<int64_t>(64, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim));
+  std::vector<A> col;
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t gi = 0; gi < G; ++gi) {
+      const A* xg = ix.data() + (n * C + gi * Cg) * in_size;
+      const A* wg = iw.data() + gi * Mg * Kdim;
+      A* yg = oy.data() + (n * M + gi * Mg) * out_size;
+      if (pointwise) {
+        nn::gemm_acc<A>(Mg, out_size, Kdim, wg, Kdim, xg, in_size, yg, out_size);
+        continue;
+      }
+      for (int64_t p0 = 0; p0 < out_size; p0 += chunk) {
+        const int64_t p1 = std::min(out_size, p0 + chunk);
+        col.resize(static_cast<size_t>(Kdim * (p1 - p0)));
+        im2col_rows(xg, g, Cg, p0, p1, col.data());
+        nn::gemm_acc<A>(Mg, p1 - p0, Kdim, wg, Kdim, col.data(), p1 - p0, yg + p0, out_size);
+      }
+    }
+    if (b) {
+      AccIn<A, T> ib(*b);
+      for (int64_t m = 0; m < M; ++m) {
+        A* row = oy.data() + (n * M + m) * out_size;
+        const A bv = ib.data()[m];
+        for (int64_t p = 0; p < out_size; ++p) row[p] += bv;
+      }
+    }
+  }
+  oy.commit();
+}
+
+// ---- ConvTranspose ----
+
+struct TransposeGeom {
+  Dims in, kernel, strides, dilations, pads, out;
+};
+
+TransposeGeom transpose_geom(const ConvAttrs& a, const Dims& in, const Dims& kernel) {
+  const size_t r = in.size();
+  WindowAttrs w = a.w;
+  w.kernel = kernel;
+  nn::complete_window_attrs(w, r);
+  TransposeGeom g{in, kernel, w.strides, w.dilations, w.pads, {}};
+  Dims op = a.output_padding;
+  if (op.empty()) op.assign(r, 0);
+  if (op.size() != r) fail("attribute 'output_padding' has ", op.size(), " values, expected ", r);
+  for (int64_t v : op)
+    if (v < 0 || v > (int64_t{1} << 31)) fail("attribute 'output_padding' has value ", v, ", expected 0..2^31");
+  Dims target;
+  if (!a.output_shape.empty()) {
+    target = a.output_shape;
+    if (target.size() == r + 2) target.erase(target.begin(), target.begin() + 2);
+    if (target.size() != r) fail("attribute 'output_shape' has ", a.output_shape.size(), " values, expected ", r);
+    for (int64_t v : target)
+      if (v < 0 || v > (int64_t{1} << 40)) fail("attribute 'output_shape' has value ", v);
+  } else if (w.auto_pad == AutoPad::SameUpper || w.auto_pad == AutoPad::SameLower) {
+    for (size_t i = 0; i < r; ++i) target.push_back(in[i] * g.strides[i]);
+  }
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t full = g.strides[i] * (in[i] - 1) + op[i] + (kernel[i] - 1) * g.dilations[i] + 1;
+    if (!target.empty()) {
+      const int64_t total = full - target[i];
+      const int64_t half = nn::floor_div(total, 2);
+      if (w.auto_pad == AutoPad::SameUpper) {
+        g.pads[i] = half;
+        g.pads[r + i] = total - half;
+      } else {
+        g.pads[i] = total - half;
+        g.pads[r + i] = half;
+      }
+      g.out.push_back(target[i]);
+    } else {
+      if (w.auto_pad == AutoPad::Valid) g.pads[i] = g.pads[r + i] = 0;
+      g.out.push_back(full - g.pads[i] - g.pads[r + i]);
+    }
+    if (g.out[i] < 0 || in[i] < 0) fail("ConvTranspose output dim ", i, " would be ", g.out[i]);
+  }
+  return g;
+}
+
+void infer_conv_transpose(InferContext& ctx) {
+  const Type& tx = ctx.input_type(0);
+  const Type& tw = ctx.input_type(1);
+  ConvAttrs a = read_conv_attrs(ctx.attrs, true);
+  Shape s;
+  if (tx.shape.rank_known) {
+    if (tx.shape.dims.size() < 3) ctx.error(cat("X has rank ", tx.shape.dims.size(), ", expected at least 3"));
+    const size_t r = tx.shape.dims.size() - 2;
+    s.rank_known = true;
+    s.dims.assign(r + 2, Dim{});
+    s.dims[0] = tx.shape.dims[0];
+    std::optional<Dims> wd = static_dims(tw);
+    if (tw.shape.rank_known && tw.shape.dims.size() != r + 2)
+      ctx.error(cat("W has rank ", tw.shape.dims.size(), ", expected ", r + 2));
+    if (tw.shape.rank_known && tw.shape.dims[1].value) s.dims[1] = Dim{*tw.shape.dims[1].value * a.group, {}, {}};
+    Dims kernel = a.w.kernel;
+    if (kernel.empty() && wd) kernel.assign(wd->begin() + 2, wd->end());
+    Dims in;
+    for (size_t i = 0; i < r; ++i)
+      if (tx.shape.dims[2 + i].value) in.push_back(*tx.shape.dims[2 + i].value);
+    if (kernel.size() == r && in.size() == r) {
+      TransposeGeom g = transpose_geom(a, in, kernel);
+      for (size_t i = 0; i < r; ++i) s.dims[2 + i] = Dim{g.out[i], {}, {}};
+    } else if (!a.output_shape.empty()) {
+      Dims t = a.output_shape;
+      if (t.size() == r + 2) t.erase(t.begin(), t.begin() + 2);
+      if (t.size() == r)
+        for (size_t i = 0; i < r; ++i) s.dims[2 + i] = Dim{t[i], {}, {}};
+    }
+  }
+  ctx.set_output(0, Type::tensor(tx.elem, s));
+}
+
+template <class T>
+void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
+  using A = acc_t<T>;
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  if (x.dims().size() < 3) ctx.error(cat("X has rank ", x.dims().size(), ", expected at least 3"));
+  if (w.dims().size() != x.dims().size()) ctx.error(cat("W has rank ", w.dims().size(), ", X has ", x.dims().size()));
+  if (w.dtype() != x.dtype()) ctx.error(cat("W has element type ", w.dtype(), ", X has ", x.dtype()));
+  const size_t r = x.dims().size() - 2;
+  const int64_t N = x.dims()[0], C = x.dims()[1], G = a.group;
+  if (w.dims()[0] != C) ctx.error(cat("W has ", w.dims()[0], " input channels, X has ", C));
+  if (C % G != 0) ctx.error(cat("input channels ", C, " are not divisible by group ", G));
+  const int64_t Mg = w.dims()[1], M = Mg * G, Cg = C / G;
+  if (b) {
+    if (b->dtype() != x.dtype()) ctx.error(cat("B has element type ", b->dtype(), ", X has ", x.dtype()));
+    if (b->dims() != Dims{M}) ctx.error(cat("B has shape ", shape_of(b->dims()).to_string(), ", expected [", M, "]"));
+  }
+  TransposeGeom g = transpose_geom(a, Dims(x.dims().begin() + 2, x.dims().end()), kernel_from(a, w.dims(), r));
+  Dims ydims{N, M};
+  ydims.insert(ydims.end(), g.out.begin(), g.out.end());
+  Tensor& y = ctx.allocate_output(0, x.dtype(), ydims);
+  if (y.element_count() == 0) return;
+  const int64_t in_size = product(g.in), out_size = product(g.out), kprod = product(g.kernel);
+  const int64_t rows = Mg * kprod;
+  AccIn<A, T> ix(x), iw(w);
+  AccOut<A, T> oy(y);
+  // W_g^T: (Mg*kprod) x Cg for each group.
+  std::vector<A> wt(static_cast<size_t>(G * rows * Cg));
+  for (int64_t gi = 0; gi < G; ++gi)
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t q = 0; q < rows; ++q) wt[(gi * rows + q) * Cg + c] = iw.data()[((gi * Cg + c) * rows) + q];
+  // Input positions per GEMM + col2im chunk: keeps the column buffer near 8 MiB.
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, rows));
+  std::vector<A> col;
+  Dims kc(r), idx(r), start(r);
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t gi = 0; gi < G; ++gi) {
+      for (int64_t q0 = 0; q0 < in_size; q0 += chunk) {
+        const int64_t q1 = std::min(in_size, q0 + chunk), cn = q1 - q0;
+        col.assign(static_cast<size_t>(rows * cn), A(0));
+        nn::gemm_acc<A>(rows, cn, Cg, wt.data() + gi * rows * Cg, Cg, ix.data() + (n * C + gi * Cg) * in_size + q0,
+                        in_size, col.data(), cn);
+        for (int64_t q = q0, d = static_cast<int64_t>(r); d-- > 0;) {
+          start[d] = q % g.in[d];
+          q /= g.in[d];
+        }
+        // col2im: scatter-add each (m, kernel position, input position) into the output.
+        for (int64_t m = 0; m < Mg; ++m) {
+          A* ym = oy.data() + (n * M + gi * Mg + m) * out_size;
+          for (int64_t k = 0; k < kprod; ++k) {
+            int64_t t = k;
+            for (size_t d = r; d-- > 0;) {
+              kc[d] = t % g.kernel[d];
+              t /= g.kernel[d];
+            }
+            const A* src = col.data() + (m * kprod + k) * cn;
+            idx = start;
+            for (int64_t q = 0; q < cn; ++q) {
+              int64_t off = 0;
+              bool valid = true;
+              for (size_t d = 0; d < r; ++d) {
+                int64_t o = idx[d] * g.strides[d] + kc[d] * g.dilations[d] - g.pads[d];
+                if (o < 0 || o >= g.out[d]) {
+                  valid = false;
+                  break;
+                }
+                off = off * g.out[d] + o;
+              }
+              if (valid) ym[off] += src[q];
+              for (size_t d = r; d-- > 0;) {
+                if (++idx[d] < g.in[d]) break;
+                idx[d] = 0;
+              }
+            }
+          }
+        }
+      }
+    }
+    if (b) {
+      AccIn<A, T> ib(*b);
+      for (int64_t m = 0; m < M; ++m) {
+        A* row = oy.data() + (n * M + m) * out_size;
+        for (int64_t p = 0; p < out_size; ++p) row[p] += ib.data()[m];
+      }
+    }
+  }
+  oy.commit();
+}
+
+template <bool kTranspose>
+std::unique_ptr<Kernel> conv_kernel(const KernelInit& init) {
+  ConvAttrs a = read_conv_attrs(init.attrs, kTranspose);
+  return make_kernel([a](KernelContext& ctx) {
+    nn::visit_float(ctx.input(0).dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (kTranspose) conv_transpose_typed<T>(ctx, a);
+      else conv_typed<T>(ctx, a);
+    });
+  });
+}
+
+}  // namespace
+
+void register_conv(Registry& r) {
+  using D = DataType;
+  const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
+  const std::vector<DataType> fb = {D::Float16, D::Float, D::Double, D::BFloat16};
+  add_versions(r, "", "Conv", {1, 11}, {{{0, 1, 2}, f}}, infer_conv, conv_kernel<false>);
+  add_versions(r, "", "Conv", {22}, {{{0, 1, 2}, fb}}, infer_conv, conv_kernel<false>);
+  add_versions(r, "", "ConvTranspose", {1, 11}, {{{0, 1, 2}, f}}, infer_conv_transpose, conv_kernel<true>);
+  add_versions(r, "", "ConvTranspose", {22}, {{{0, 1, 2}, fb}}, infer_conv_transpose, conv_kernel<true>);
+}
+
+}  // namespace onyx::ops

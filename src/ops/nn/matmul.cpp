@@ -1,0 +1,245 @@
+// ai.onnx MatMul (1, 9, 13) and Gemm (1, 6, 7, 9, 11, 13).
+// MatMul: numpy matmul — 1-D A gets a leading 1 and 1-D B a trailing 1 (removed from the result), batch dims
+//   broadcast. v1: float16/float/double; v9 adds int32/int64/uint32/uint64; v13 adds bfloat16.
+// Gemm: Y = alpha * A' * B' + beta * C with A' = transA ? A^T : A, B' likewise. v1/v6: attribute `broadcast`
+//   (C must have Y's shape unless broadcast=1; v1 also has consumed_inputs-era semantics only); v7: C broadcasts
+//   unidirectionally to (M, N); v9 adds int32/int64/uint32/uint64; v11: C is optional; v13 adds bfloat16.
+// Float types compute in float (double for double) with a blocked kernel; integers wrap like the hardware.
+#include "ops/nn/nn_kit.hpp"
+
+namespace onyx::ops {
+namespace {
+
+using nn::acc_t;
+using nn::AccIn;
+using nn::AccOut;
+
+template <class T>
+T wrap_mul_add(T acc, T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
+}
+
+// ---- MatMul ----
+
+struct MatMulGeom {
+  Dims out;          // result dims (after removing promoted 1-D dims)
+  Dims batch;        // broadcast batch dims
+  Dims a_batch, b_batch;
+  int64_t M = 0, K = 0, N = 0;
+};
+
+MatMulGeom matmul_geom(const Dims& a_in, const Dims& b_in) {
+  if (a_in.empty() || b_in.empty()) fail("MatMul inputs must have rank at least 1 (got ranks ", a_in.size(), " and ", b_in.size(), ")");
+  Dims a = a_in, b = b_in;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  MatMulGeom g;
+  g.M = a[a.size() - 2];
+  g.K = a[a.size() - 1];
+  g.N = b[b.size() - 1];
+  if (b[b.size() - 2] != g.K)
+    fail("MatMul inner dims differ: A is ", shape_of(a_in).to_string(), ", B is ", shape_of(b_in).to_string());
+  g.a_batch.assign(a.begin(), a.end() - 2);
+  g.b_batch.assign(b.begin(), b.end() - 2);
+  g.batch = broadcast_dims(g.a_batch, g.b_batch);
+  g.out = g.batch;
+  if (a_in.size() > 1) g.out.push_back(g.M);
+  if (b_in.size() > 1) g.out.push_back(g.N);
+  return g;
+}
+
+void infer_matmul(InferContext& ctx) {
+  const Type& ta = ctx.input_type(0);
+  const Type& tb = ctx.input_type(1);
+  Shape s;
+  if (ta.shape.rank_known && tb.shape.rank_known) {
+    std::vector<Dim> a = ta.shape.dims, b = tb.shape.dims;
+    if (a.empty() || b.empty()) ctx.error("MatMul inputs must have rank at least 1");
+    Dim one{1, {}, {}};
+    const bool a1 = a.size() == 1, b1 = b.size() == 1;
+    if (a1) a.insert(a.begin(), one);
+    if (b1) b.push_back(one);
+    const Dim& ka = a[a.size() - 1];
+    const Dim& kb = b[b.size() - 2];
+    if (ka.value && kb.value && *ka.value != *kb.value)
+      ctx.error(cat("MatMul inner dims differ: A is ", ta.shape.to_string(), ", B is ", tb.shape.to_string()));
+    Shape ba, bb;
+    ba.rank_known = bb.rank_known = true;
+    ba.dims.assign(a.begin(), a.end() - 2);
+    bb.dims.assign(b.begin(), b.end() - 2);
+    s = broadcast_shape(ba, bb);
+    if (!a1) s.dims.push_back(a[a.size() - 2]);
+    if (!b1) s.dims.push_back(b[b.size() - 1]);
+  }
+  ctx.set_output(0, Type::tensor(ta.elem, s));
+}
+
+void run_matmul(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != b.dtype()) ctx.error(cat("inputs have different element types ", a.dtype(), " and ", b.dtype()));
+  MatMulGeom g = matmul_geom(a.dims(), b.dims());
+  Tensor& y = ctx.allocate_output(0, a.dtype(), g.out);
+  const int64_t batches = product(g.batch);
+  if (batches == 0 || g.M == 0 || g.N == 0) return;
+  // Offsets of each batch's matrices in A and B.
+  std::vector<int64_t> off_a, off_b;
+  off_a.reserve(batches);
+  off_b.reserve(batches);
+  for_each_broadcast(g.batch, {g.a_batch, g.b_batch}, [&](int64_t, const std::vector<int64_t>& o) {
+    off_a.push_back(o[0]);
+    off_b.push_back(o[1]);
+  });
+  const int64_t M = g.M, K = g.K, N = g.N;
+  visit_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const T* pa = a.data<T>();
+      const T* pb = b.data<T>();
+      T* py = y.mutable_data<T>();
+      for (int64_t bi = 0; bi < batches; ++bi) {
+        const T* am = pa + off_a[bi] * M * K;
+        const T* bm = pb + off_b[bi] * K * N;
+        T* ym = py + bi * M * N;
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t k = 0; k < K; ++k)
+            for (int64_t j = 0; j < N; ++j) ym[i * N + j] = wrap_mul_add(ym[i * N + j], am[i * K + k], bm[k * N + j]);
+      }
+    } else if constexpr (std::is_floating_point_v<T> || is_small_float_v<T>) {
+      using A = acc_t<T>;
+      AccIn<A, T> ia(a), ib(b);
+      AccOut<A, T> oy(y);
+      for (int64_t bi = 0; bi < batches; ++bi)
+        nn::gemm_acc<A>(M, N, K, ia.data() + off_a[bi] * M * K, K, ib.data() + off_b[bi] * K * N, N,
+                        oy.data() + bi * M * N, N);
+      oy.commit();
+    } else {
+      ctx.error(cat("element type ", a.dtype(), " is not supported"));
+    }
+  });
+}
+
+// ---- Gemm ----
+
+void infer_gemm(InferContext& ctx) {
+  const Type& ta = ctx.input_type(0);
+  const Type& tb = ctx.input_type(1);
+  const bool trans_a = ctx.attrs.get_int("transA", 0) != 0;
+  const bool trans_b = ctx.attrs.get_int("transB", 0) != 0;
+  Shape s;
+  if (ta.shape.rank_known && tb.shape.rank_known) {
+    if (ta.shape.dims.size() != 2 || tb.shape.dims.size() != 2)
+      ctx.error(cat("Gemm inputs A and B must be 2-D, got ", ta.shape.to_string(), " and ", tb.shape.to_string()));
+    const Dim& ka = ta.shape.dims[trans_a ? 0 : 1];
+    const Dim& kb = tb.shape.dims[trans_b ? 1 : 0];
+    if (ka.value && kb.value && *ka.value != *kb.value)
+      ctx.error(cat("Gemm inner dims differ: A' has K=", *ka.value, ", B' has K=", *kb.value));
+    s.rank_known = true;
+    s.dims = {ta.shape.dims[trans_a ? 1 : 0], tb.shape.dims[trans_b ? 0 : 1]};
+  }
+  ctx.set_output(0, Type::tensor(ta.elem, s));
+}
+
+void run_gemm(KernelContext& ctx, float alpha, float beta, bool trans_a, bool trans_b, bool legacy_strict) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dims().size() != 2 || b.dims().size() != 2)
+    ctx.error(cat("Gemm inputs A and B must be 2-D, got ", shape_of(a.dims()).to_string(), " and ",
+                  shape_of(b.dims()).to_string()));
+  if (a.dtype() != b.dtype()) ctx.error(cat("inputs have different element types ", a.dtype(), " and ", b.dtype()));
+  const int64_t M = a.dims()[trans_a ? 1 : 0], K = a.dims()[trans_a ? 0 : 1];
+  const int64_t N = b.dims()[trans_b ? 0 : 1];
+  if (b.dims()[trans_b ? 1 : 0] != K)
+    ctx.error(cat("Gemm inner dims differ: A' is ", M, "x", K, ", B' is ", b.dims()[trans_b ? 1 : 0], "x", N));
+  const Tensor* c = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  Dims cs;  // C's strides as seen from (M, N)
+  if (c) {
+    if (c->dtype() != a.dtype()) ctx.error(cat("C has element type ", c->dtype(), ", A has ", a.dtype()));
+    if (c->dims().size() > 2) ctx.error(cat("C has rank ", c->dims().size(), ", expected at most 2"));
+    if (legacy_strict && c->dims() != Dims{M, N})
+      ctx.error(cat("C has shape ", shape_of(c->dims()).to_string(), "; without broadcast=1 it must be [", M, ",", N, "]"));
+    Dims out{M, N};
+    if (broadcast_dims(out, c->dims()) != out)
+      ctx.error(cat("C of shape ", shape_of(c->dims()).to_string(), " does not broadcast to [", M, ",", N, "]"));
+    cs = broadcast_strides(c->dims(), out);
+  }
+  Tensor& y = ctx.allocate_output(0, a.dtype(), {M, N});
+  if (M == 0 || N == 0) return;
+  visit_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const T* pa = a.data<T>();
+      const T* pb = b.data<T>();
+      T* py = y.mutable_data<T>();
+      const T al = static_cast<T>(alpha), be = static_cast<T>(beta);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          T s = 0;
+          for (int64_t k = 0; k < K; ++k)
+            s = wrap_mul_add(s, pa[trans_a ? k * M + i : i * K + k], pb[trans_b ? j * K + k : k * N + j]);
+          T r = wrap_mul_add(T(0), al, s);
+          if (c) r = wrap_mul_add(r, be, c->data<T>()[i * cs[0] + j * cs[1]]);
+          py[i * N + j] = r;
+        }
+    } else if constexpr (std::is_floating_point_v<T> || is_small_float_v<T>) {
+      using A = acc_t<T>;
+      AccIn<A, T> ia(a), ib(b);
+      AccOut<A, T> oy(y);
+      A* yp = oy.data();
+      const A* ap = ia.data();
+      std::vector<A> at;
+      if (trans_a) {  // A is stored (K, M): transpose it once
+        at.resize(static_cast<size_t>(M * K));
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t i = 0; i < M; ++i) at[i * K + k] = ap[k * M + i];
+        ap = at.data();
+      }
+      if (trans_b) nn::gemm_acc_bt<A>(M, N, K, ap, K, ib.data(), K, yp, N);
+      else nn::gemm_acc<A>(M, N, K, ap, K, ib.data(), N, yp, N);
+      const A al = static_cast<A>(alpha), be = static_cast<A>(beta);
+      std::optional<AccIn<A, T>> ic;
+      if (c) ic.emplace(*c);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          A v = al * yp[i * N + j];
+          if (c) v += be * ic->data()[i * cs[0] + j * cs[1]];
+          yp[i * N + j] = v;
+        }
+      oy.commit();
+    } else {
+      ctx.error(cat("element type ", a.dtype(), " is not supported"));
+    }
+  });
+}
+
+}  // namespace
+
+void register_matmul(Registry& r) {
+  using D = DataType;
+  const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
+  const std::vector<DataType> fi = {D::Float16, D::Float, D::Double, D::Int32, D::Int64, D::UInt32, D::UInt64};
+  std::vector<DataType> fib = fi;
+  fib.push_back(D::BFloat16);
+
+  auto mm_kernel = [](const KernelInit&) { return make_kernel([](KernelContext& ctx) { run_matmul(ctx); }); };
+  add_versions(r, "", "MatMul", {1}, {{{0, 1}, f}}, infer_matmul, mm_kernel);
+  add_versions(r, "", "MatMul", {9}, {{{0, 1}, fi}}, infer_matmul, mm_kernel);
+  add_versions(r, "", "MatMul", {13}, {{{0, 1}, fib}}, infer_matmul, mm_kernel);
+
+  auto gemm_kernel = [](const KernelInit& init) {
+    const float alpha = init.attrs.get_float("alpha", 1.0f), beta = init.attrs.get_float("beta", 1.0f);
+    const bool ta = init.attrs.get_int("transA", 0) != 0, tb = init.attrs.get_int("transB", 0) != 0;
+    const bool strict = init.opset < 7 && init.attrs.get_int("broadcast", 0) == 0;
+    const bool c_optional = init.opset >= 11;
+    return make_kernel([=](KernelContext& ctx) {
+      if (!c_optional && !ctx.has_input(2)) ctx.error("input C is required before opset 11");
+      run_gemm(ctx, alpha, beta, ta, tb, strict);
+    });
+  };
+  add_versions(r, "", "Gemm", {1, 6, 7}, {{{0, 1, 2}, f}}, infer_gemm, gemm_kernel);
+  add_versions(r, "", "Gemm", {9, 11}, {{{0, 1, 2}, fi}}, infer_gemm, gemm_kernel);
+  add_versions(r, "", "Gemm", {13}, {{{0, 1, 2}, fib}}, infer_gemm, gemm_kernel);
+}
+
+}  // namespace onyx::ops

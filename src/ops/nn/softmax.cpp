@@ -1,0 +1,87 @@
+// ai.onnx Softmax, LogSoftmax, Hardmax — versions 1, 11, 13.
+// v1/v11: the input is coerced to 2-D [prod(dims[:axis]), prod(dims[axis:])] (axis default 1; v11 allows negative
+//   axes) and the op runs over each row. v13: the op runs along the single dimension `axis` (default -1) and
+//   bfloat16 is added. Hardmax gives 1 at the first maximum of each slice and 0 elsewhere.
+// Softmax/LogSoftmax subtract the slice maximum and sum in double.
+#include <cmath>
+
+#include "ops/nn/nn_kit.hpp"
+
+namespace onyx::ops {
+namespace {
+
+enum class SoftKind { Softmax, LogSoftmax, Hardmax };
+
+template <class T>
+void softmax_typed(KernelContext& ctx, SoftKind kind, int64_t axis_attr, bool coerce_2d) {
+  const Tensor& x = ctx.input(0);
+  const int64_t rank = static_cast<int64_t>(x.dims().size());
+  if (rank == 0) ctx.error("input must have rank at least 1");
+  const int64_t axis = normalize_axis(axis_attr, rank);
+  const int64_t outer = product(x.dims(), 0, axis);
+  const int64_t len = coerce_2d ? product(x.dims(), axis) : x.dims()[axis];
+  const int64_t inner = coerce_2d ? 1 : product(x.dims(), axis + 1);
+  Tensor& y = ctx.allocate_output(0, x.dtype(), x.dims());
+  if (len == 0) return;
+  const T* px = x.data<T>();
+  T* py = y.mutable_data<T>();
+  std::vector<double> buf(static_cast<size_t>(len));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * len * inner + i;
+      double mx = -INFINITY;
+      int64_t arg = 0;
+      for (int64_t k = 0; k < len; ++k) {
+        buf[k] = nn::to_acc<double>(px[base + k * inner]);
+        if (k == 0 || buf[k] > mx) {
+          mx = buf[k];
+          arg = k;
+        }
+      }
+      if (kind == SoftKind::Hardmax) {
+        for (int64_t k = 0; k < len; ++k) py[base + k * inner] = nn::from_acc<T>(k == arg ? 1.0 : 0.0);
+        continue;
+      }
+      double sum = 0;
+      for (int64_t k = 0; k < len; ++k) sum += std::exp(buf[k] - mx);
+      const double lsum = std::log(sum);
+      for (int64_t k = 0; k < len; ++k) {
+        const double v = kind == SoftKind::Softmax ? std::exp(buf[k] - mx) / sum : buf[k] - mx - lsum;
+        py[base + k * inner] = nn::from_acc<T>(v);
+      }
+    }
+}
+
+void add_op(Registry& r, const char* name, SoftKind kind) {
+  using D = DataType;
+  const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
+  const std::vector<DataType> fb = {D::Float16, D::Float, D::Double, D::BFloat16};
+  auto infer = [](InferContext& ctx) {
+    const Type& t = ctx.input_type(0);
+    if (t.shape.rank_known) {
+      const int64_t rank = static_cast<int64_t>(t.shape.dims.size());
+      if (rank == 0) ctx.error("input must have rank at least 1");
+      normalize_axis(ctx.attrs.get_int("axis", ctx.opset >= 13 ? -1 : 1), rank);
+    }
+    infer_same_as_input(ctx);
+  };
+  auto kernel = [kind](const KernelInit& init) {
+    const bool coerce = init.opset < 13;
+    const int64_t axis = init.attrs.get_int("axis", coerce ? 1 : -1);
+    return make_kernel([=](KernelContext& ctx) {
+      nn::visit_float(ctx.input(0).dtype(), [&](auto tag) { softmax_typed<decltype(tag)>(ctx, kind, axis, coerce); });
+    });
+  };
+  add_versions(r, "", name, {1, 11}, {{{0}, f}}, infer, kernel);
+  add_versions(r, "", name, {13}, {{{0}, fb}}, infer, kernel);
+}
+
+}  // namespace
+
+void register_softmax(Registry& r) {
+  add_op(r, "Softmax", SoftKind::Softmax);
+  add_op(r, "LogSoftmax", SoftKind::LogSoftmax);
+  add_op(r, "Hardmax", SoftKind::Hardmax);
+}
+
+}  // namespace onyx::ops
