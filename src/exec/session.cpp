@@ -326,10 +326,39 @@ std::vector<Datum> FrameRunner::run(const Graph& g, std::vector<Datum> inputs) {
 
 namespace {
 
+// raw_data inside a protobuf file sits at any byte offset. Kernels read elements through typed pointers, so each
+// tensor the session uses is copied to an aligned buffer when (and only when) its view is misaligned for its type.
+void align_tensor(Tensor& t) {
+  int bits = dtype_bits(t.dtype());
+  size_t align = bits >= 16 ? std::min<size_t>(static_cast<size_t>(bits) / 8, 8) : 1;
+  if (align > 1 && reinterpret_cast<uintptr_t>(t.bytes().data()) % align != 0) t = t.clone();
+}
+
+void align_graph(Graph& g) {
+  for (auto& [name, t] : g.initializers) align_tensor(t);
+  for (auto& [name, s] : g.sparse_initializers) {
+    align_tensor(s.values);
+    align_tensor(s.indices);
+  }
+  for (auto& n : g.nodes)
+    for (Attribute& a : n->attributes) {
+      if (a.t) align_tensor(*a.t);
+      for (Tensor& t : a.tensors) align_tensor(t);
+      if (a.g) align_graph(*a.g);
+      for (auto& sg : a.graphs) align_graph(*sg);
+    }
+}
+
 Session::Impl* make_impl(pb::ModelDocument doc) {
   auto impl = std::make_unique<Session::Impl>();
   check::check_model_or_throw(doc);
   impl->model = build_model(doc);
+  align_graph(*impl->model.graph);
+  for (Function& f : impl->model.functions) {
+    align_graph(*f.body);
+    for (Attribute& a : f.attribute_defaults)
+      if (a.t) align_tensor(*a.t);
+  }
   impl->label = doc.label;
   const Graph& g = *impl->model.graph;
   for (const Value* v : g.inputs)
