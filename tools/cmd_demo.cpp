@@ -18,7 +18,8 @@ const char* const kDemoUsage =
     "usage: onyx demo [OUT]\n"
     "\n"
     "Writes a small built-in model (default: onyx_demo.onnx): X[N,16] -> MatMul+Add -> Relu -> MatMul+Add -> Softmax,\n"
-    "with deterministic weights; then checks it, summarizes it and prints it in the ONNX textual syntax.\n";
+    "with deterministic weights; then checks it, summarizes it, prints it in the ONNX textual syntax, and runs it\n"
+    "on arange inputs (N=2).\n";
 
 namespace {
 
@@ -107,7 +108,10 @@ int cmd_demo(const std::vector<std::string>& argv) {
   rc = cmd_info({out});
   if (rc != 0) return rc;
   std::cout << "\n";
-  return cmd_print({out});
+  rc = cmd_print({out});
+  if (rc != 0) return rc;
+  std::cout << "\n\n";
+  return cmd_run({out, "--dummy", "--dim", "N=2"});
 }
 
 }  // namespace onyx::cli
