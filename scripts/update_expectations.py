@@ -2,7 +2,8 @@
 """Rewrites a conformance expectations file from a run of `onyx test-onnx`.
 
 Every failing test is listed as `SUITE/TEST xfail REASON` (the reason is the failure message, shortened);
-`shape-only` lines (tests whose expected outputs come from a random source) are kept as they are. Run it when
+`shape-only` lines (tests whose expected outputs come from a random source) and `spec-differs` lines (expected
+data that contradicts the spec, with the evidence) are written by hand and kept as they are. Run it when
 operators land: the conformance ctest fails on any unexpected pass, so the list only shrinks.
 Usage: update_expectations.py ONYX EXPECTATIONS_FILE TEST_DIR...
 """
@@ -15,7 +16,7 @@ onyx, path, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
 keep = []
 try:
     for line in open(path):
-        if re.match(r"^\S+\s+shape-only\s", line):
+        if re.match(r"^\S+\s+(shape-only|spec-differs)\s", line):
             keep.append(line.rstrip("\n"))
 except FileNotFoundError:
     pass
@@ -35,8 +36,9 @@ for line in run.stdout.splitlines():
     lines.append(f"{test}  xfail  {reason[:200]}")
 with open(path, "w") as f:
     f.write("# Conformance tests not expected to pass, with the reason (written by scripts/update_expectations.py;\n")
-    f.write("# `shape-only` lines are kept by hand: their expected outputs come from a random source).\n")
+    f.write("# `shape-only` lines (random expected outputs) and `spec-differs` lines (expected data contradicting the\n")
+    f.write("# spec, with the evidence) are kept by hand).\n")
     for l in keep + sorted(lines):
         f.write(l + "\n")
 os.remove(tmp)
-print(f"{path}: {len(lines)} xfail, {len(keep)} shape-only")
+print(f"{path}: {len(lines)} xfail, {len(keep)} kept by hand")

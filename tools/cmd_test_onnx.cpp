@@ -27,8 +27,10 @@ const char* const kTestOnnxUsage =
     "folders, a root holding suites (node/, simple/, ...), or the light/ folder (light_X.onnx + light_X_output_0.pb,\n"
     "input arange(n)/n). Outputs must match as in the ONNX project: same count, shape and element type, strings\n"
     "exact, allclose(rtol=1e-3, atol=1e-7) with NaN equal to NaN.\n"
-    "  --expectations FILE  tests not expected to pass, one per line: 'SUITE/TEST  xfail|shape-only  reason'\n"
-    "                       (GLOB patterns allowed). shape-only tests (random outputs) compare shape and type only.\n"
+    "  --expectations FILE  tests not expected to pass, one per line: 'SUITE/TEST  KIND  reason' (GLOB patterns\n"
+    "                       allowed); KIND is xfail (not passing yet), spec-differs (the expected data contradicts\n"
+    "                       the spec; the reason gives the evidence) or shape-only (random outputs: shape and type\n"
+    "                       are compared).\n"
     "                       With this file, unexpected failures and unexpected passes make the exit status 1.\n"
     "  --filter GLOB        run only tests whose SUITE/TEST matches\n"
     "  --timeout SECONDS    per test (default 60)\n"
@@ -108,8 +110,9 @@ std::vector<Expectation> read_expectations(const fs::path& path) {
     std::istringstream ss(line);
     Expectation e;
     if (!(ss >> e.pattern)) continue;
-    if (!(ss >> e.kind) || (e.kind != "xfail" && e.kind != "shape-only"))
-      fail(path.string(), ":", lineno, ": expected 'PATTERN xfail|shape-only REASON'");
+    if (!(ss >> e.kind) || (e.kind != "xfail" && e.kind != "shape-only" && e.kind != "spec-differs"))
+      fail(path.string(), ":", lineno, ": expected 'PATTERN xfail|spec-differs|shape-only REASON'");
+    if (e.kind == "spec-differs") e.kind = "xfail";  // expected to fail: the test data contradicts the spec
     std::getline(ss, e.reason);
     e.reason.erase(0, e.reason.find_first_not_of(" \t"));
     if (e.reason.empty()) fail(path.string(), ":", lineno, ": '", e.pattern, "' needs a reason");
