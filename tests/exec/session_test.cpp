@@ -81,6 +81,19 @@ TEST(Session, FeedsAreCheckedBeforeRunning) {
   EXPECT_THROW(s.run({{"A", floats({2, 3})}, {"B", floats({2, 3})}}, {"Z"}), Error);
 }
 
+TEST(Session, InferenceErrorsAreReportedAtCreation) {
+  pb::Model m = pb::parse_model(add_model(), "adder");
+  // Make B float[N,4]: it cannot broadcast with A float[N,3].
+  m.graph->input[1].type->tensor_type->shape->dim[1].dim_value = 4;
+  try {
+    Session::from_bytes(pb::serialize_model(m));
+    FAIL() << "expected an inference error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node #0 (Add)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("do not broadcast"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Session, BadModelBytesAreAClearError) {
   EXPECT_THROW(Session::from_bytes("\x0a\xff"), Error);
 }
