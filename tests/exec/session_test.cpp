@@ -82,7 +82,8 @@ TEST(Session, FeedsAreCheckedBeforeRunning) {
 }
 
 TEST(Session, InferenceErrorsAreReportedAtCreation) {
-  pb::Model m = pb::parse_model(add_model(), "adder");
+  std::string bytes = add_model();  // the parsed model views these bytes
+  pb::Model m = pb::parse_model(bytes, "adder");
   // Make B float[N,4]: it cannot broadcast with A float[N,3].
   m.graph->input[1].type->tensor_type->shape->dim[1].dim_value = 4;
   try {
