@@ -10,12 +10,7 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
-
-template <class T>
-std::vector<T> values(const Datum& d) {
-  const Tensor& t = d.tensor;
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
-}
+using testing::values;
 
 Tensor floats(std::vector<int64_t> dims, std::vector<float> v) { return make_tensor<float>(DataType::Float, std::move(dims), v); }
 

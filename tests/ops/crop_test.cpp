@@ -9,21 +9,8 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
-
-template <class T>
-std::vector<T> values(const Datum& d) {
-  const Tensor& t = d.tensor;
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
-}
-
-void expect_error(OneNode node, const std::string& text) {
-  try {
-    node.run();
-    FAIL() << "expected an error containing: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using testing::values;
+using testing::expect_error;
 
 TEST(CenterCropPad, CropsOneAxisAndPadsAnother_Opset18) {
   // [3, 2] -> [2, 4]: rows 0..1 kept (start (3-2)/2 = 0), one zero column before and after.

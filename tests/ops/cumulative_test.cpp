@@ -10,12 +10,7 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
-
-template <class T>
-std::vector<T> values(const Datum& d) {
-  const Tensor& t = d.tensor;
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
-}
+using testing::values;
 
 Tensor axis0(int32_t a) { return make_tensor<int32_t>(DataType::Int32, {}, {a}); }
 

@@ -10,12 +10,7 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
-
-template <class T>
-std::vector<T> values(const Datum& d) {
-  const Tensor& t = d.tensor;
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
-}
+using testing::values;
 
 Tensor input_2x3() { return make_tensor<float>(DataType::Float, {2, 3}, {-1, -2, -3, -0.5f, -1, -2}); }
 

@@ -1,5 +1,6 @@
 // Builds a one-node model in memory and runs it through the whole session path (check, IR, inference, kernel).
 #pragma once
+#include <cctype>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -8,6 +9,9 @@
 #include "exec/datum.hpp"
 #include "format/onnx_proto.hpp"
 #include "onyx/session.hpp"
+#include "ops/registry.hpp"
+
+#include <gtest/gtest.h>
 
 namespace onyx::testing {
 
@@ -111,5 +115,58 @@ class OneNode {
   std::vector<pb::Attribute> attrs_;
   int num_outputs_ = 1;
 };
+
+// Helpers shared by the op tests.
+
+template <class T>
+std::vector<T> values(const Datum& d) {
+  const Tensor& t = d.tensor;
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
+}
+
+inline void expect_error(OneNode node, const std::string& text) {
+  try {
+    node.run();
+    ADD_FAILURE() << "expected an error containing: " << text;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+// Runs an op's inference directly on the given input types and constant values.
+inline std::vector<Type> infer(const std::string& op, int opset, std::vector<Type> types, std::vector<const Tensor*> vals, size_t nout,
+                        std::vector<std::pair<std::string, int64_t>> int_attrs = {}) {
+  Node n;
+  n.op_type = op;
+  for (const auto& [name, v] : int_attrs) {
+    Attribute& a = n.attributes.emplace_back();
+    a.name = name;
+    a.type = AttributeType::Int;
+    a.i = v;
+  }
+  const ops::OpDef& def = ops::builtin_registry().resolve(n, opset);
+  std::vector<const Type*> tp;
+  for (const Type& t : types) tp.push_back(&t);
+  vals.resize(types.size(), nullptr);
+  ops::InferContext ic{n, opset, ops::AttributeView(n), tp, vals, std::vector<Type>(nout), std::vector<std::optional<Tensor>>(nout), {}, {}};
+  def.infer(ic);
+  return ic.output_types;
+}
+
+inline Shape sym_shape(std::vector<std::string> dims) {  // "N" -> symbol, "?" -> unknown, digits -> value
+  Shape s;
+  s.rank_known = true;
+  for (const std::string& d : dims) {
+    Dim x;
+    if (d == "?") {
+    } else if (std::isdigit(static_cast<unsigned char>(d[0]))) {
+      x.value = std::stoll(d);
+    } else {
+      x.param = d;
+    }
+    s.dims.push_back(x);
+  }
+  return s;
+}
 
 }  // namespace onyx::testing

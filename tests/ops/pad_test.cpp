@@ -10,57 +10,10 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
-
-template <class T>
-std::vector<T> values(const Datum& d) {
-  const Tensor& t = d.tensor;
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
-}
-
-void expect_error(OneNode node, const std::string& text) {
-  try {
-    node.run();
-    FAIL() << "expected an error containing: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
-
-// Runs an op's inference directly on the given input types and constant values.
-std::vector<Type> infer(const std::string& op, int opset, std::vector<Type> types, std::vector<const Tensor*> vals, size_t nout,
-                        std::vector<std::pair<std::string, int64_t>> int_attrs = {}) {
-  Node n;
-  n.op_type = op;
-  for (const auto& [name, v] : int_attrs) {
-    Attribute& a = n.attributes.emplace_back();
-    a.name = name;
-    a.type = AttributeType::Int;
-    a.i = v;
-  }
-  const ops::OpDef& def = ops::builtin_registry().resolve(n, opset);
-  std::vector<const Type*> tp;
-  for (const Type& t : types) tp.push_back(&t);
-  vals.resize(types.size(), nullptr);
-  ops::InferContext ic{n, opset, ops::AttributeView(n), tp, vals, std::vector<Type>(nout), std::vector<std::optional<Tensor>>(nout), {}, {}};
-  def.infer(ic);
-  return ic.output_types;
-}
-
-Shape sym_shape(std::vector<std::string> dims) {  // "N" -> symbol, "?" -> unknown, digits -> value
-  Shape s;
-  s.rank_known = true;
-  for (const std::string& d : dims) {
-    Dim x;
-    if (d == "?") {
-    } else if (std::isdigit(static_cast<unsigned char>(d[0]))) {
-      x.value = std::stoll(d);
-    } else {
-      x.param = d;
-    }
-    s.dims.push_back(x);
-  }
-  return s;
-}
+using testing::values;
+using testing::expect_error;
+using testing::infer;
+using testing::sym_shape;
 
 
 Tensor data3x2() { return make_tensor<float>(DataType::Float, {3, 2}, {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f}); }

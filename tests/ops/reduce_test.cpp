@@ -12,12 +12,8 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
-
-template <class T>
-std::vector<T> values(const Datum& d) {
-  const Tensor& t = d.tensor;
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
-}
+using testing::expect_error;
+using testing::values;
 
 Tensor axes(std::vector<int64_t> a) {
   int64_t n = static_cast<int64_t>(a.size());
@@ -30,14 +26,6 @@ std::vector<float> iota_f(int n) {
   return v;
 }
 
-void expect_error(OneNode node, const std::string& needle) {
-  try {
-    node.run();
-    FAIL() << "expected an error containing " << needle;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
 
 TEST(ReduceSum, SpecExampleKeepdimsWithAxesInput_Opset13) {
   auto out = OneNode("ReduceSum", 13)

@@ -9,12 +9,7 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
-
-template <class T>
-std::vector<T> values(const Datum& d) {
-  const Tensor& t = d.tensor;
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
-}
+using testing::values;
 
 Tensor iota_tensor(std::vector<int64_t> dims) {
   int64_t n = 1;

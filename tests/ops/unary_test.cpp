@@ -11,12 +11,7 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
-
-template <class T>
-std::vector<T> values(const Datum& d) {
-  const Tensor& t = d.tensor;
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
-}
+using testing::values;
 
 TEST(Unary, AbsOfIntMinWrapsAndFloatsWork_Opset13) {
   const int32_t lo = std::numeric_limits<int32_t>::min();
