@@ -142,6 +142,33 @@ TEST(QLinearMatMul, ScaleShapeIsChecked_Opset10) {
   expect_error(bad, "a_scale has shape [3]");
 }
 
+TEST(QLinearMatMul, PerRowAndPerColumnScales_Opset10) {
+  // a [2, 1] with per-row scales [1, 2]; b [1, 2] with per-column scales [1, 3]; acc = a x b.
+  auto out = OneNode("QLinearMatMul", 10)
+                 .input("a", i8({2, 1}, {2, 3}))
+                 .input("a_scale", f32({2}, {1, 2}))
+                 .input("a_zp", i8({2}, {0, 0}))
+                 .input("b", i8({1, 2}, {1, 1}))
+                 .input("b_scale", f32({2}, {1, 3}))
+                 .input("b_zp", i8({2}, {0, 0}))
+                 .input("y_scale", f32({}, {1}))
+                 .input("y_zp", i8({}, {0}))
+                 .run();
+  // y[m, n] = a[m] * b[n] * a_scale[m] * b_scale[n] = [[2, 6], [6, 18]].
+  EXPECT_EQ(vals<int8_t>(out[0]), (std::vector<int8_t>{2, 6, 6, 18}));
+}
+
+TEST(QLinearConv, InferenceUsesTheZeroPointType_Opset10) {
+  testing::GraphBuilder g(10);
+  g.input("x", D::UInt8, {"N", "1", "5", "5"}).output("y");
+  g.initializer("xs", f32({}, {1})).initializer("xz", u8({}, {0}));
+  g.initializer("w", i8({4, 1, 3, 3}, std::vector<int8_t>(36, 1))).initializer("ws", f32({}, {1})).initializer("wz", i8({}, {0}));
+  g.initializer("ys", f32({}, {1})).initializer("yz", i8({}, {0}));
+  auto& n = g.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"});
+  g.attr(n, "auto_pad", pb::AttrType::String).s = g.s("SAME_LOWER");
+  EXPECT_EQ(testing::output_type(g.session(), 0), "int8[N,4,5,5]");
+}
+
 // ---- ConvInteger ----
 
 TEST(ConvInteger, SpecExamples_Opset10) {

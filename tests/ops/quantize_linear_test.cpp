@@ -292,6 +292,16 @@ TEST(DequantizeLinear, ScaleLengthMustMatchAxis_Opset13) {
                "per-axis scale has 3 elements but x has 2 along axis 1");
 }
 
+TEST(DequantizeLinear, Float8InputOnlyFromOpset19) {
+  expect_error(OneNode("DequantizeLinear", 13).input("x", u8(D::Float8E4M3FN, {1}, {0x38})).input("s", f32({}, {1})),
+               "has element type float8e4m3fn");
+}
+
+TEST(QuantizeLinear, NegativeBlockSizeIsAnError_Opset21) {
+  expect_error(OneNode("QuantizeLinear", 21).input("x", f32({2}, {1, 2})).input("s", f32({1}, {1})).attr_int("block_size", -2),
+               "block_size must be positive");
+}
+
 // ---- DynamicQuantizeLinear ----
 
 TEST(DynamicQuantizeLinear, SpecExample_Opset11) {
