@@ -1,0 +1,557 @@
+// ai.onnx quantized matrix products and convolutions:
+//   MatMulInteger-10   Y(int32) = (A - a_zero_point) x (B - b_zero_point), numpy matmul (batch broadcasting, 1-D
+//                      operands promoted and their dim dropped). a_zero_point: scalar, per row ([M] or [...,M,1]);
+//                      b_zero_point: scalar, per column ([N] or [...,1,N]).
+//   ConvInteger-10     Y(int32) = conv(X - x_zero_point, W - w_zero_point); x_zero_point scalar, w_zero_point scalar
+//                      or per output channel [M]. Padding reads the zero point (0 after the shift).
+//   QLinearMatMul-10   int8/uint8 operands; scales float; Y = saturate(round(acc * a_scale * b_scale / y_scale) +
+//                      y_zero_point), acc the int32 product of the shifted operands. Scales/zero points per tensor,
+//                      per row of A, per column of B (shapes as for MatMulInteger), y's per tensor or broadcast to Y.
+//   QLinearMatMul-21   adds float8 operands/outputs (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) and float16/bfloat16 scales.
+//                      With a float8 operand the product accumulates in double; a float8 output is converted with
+//                      saturation instead of rounded to an integer.
+//   QLinearConv-10     conv of the shifted int8/uint8 operands plus optional int32 bias B [M], requantized like
+//                      QLinearMatMul with w_scale/w_zero_point scalar or per output channel.
+// Accumulation is int32 and wraps on overflow (the spec allows overflow only in 32 bits). The requantization
+// multiplier a_scale * b_scale / y_scale is computed in the scales' type, then applied in double; rounding is half
+// to even. Convolutions are direct (no im2col), N-D, with auto_pad, pads, strides, dilations and group.
+#include <algorithm>
+#include <cmath>
+
+#include "ops/op_kit.hpp"
+
+namespace onyx::ops {
+namespace {
+
+using D = DataType;
+
+const std::vector<D> k8 = {D::Int8, D::UInt8};
+const std::vector<D> k8f = {D::Int8, D::UInt8, D::Float8E4M3FN, D::Float8E4M3FNUZ, D::Float8E5M2, D::Float8E5M2FNUZ};
+
+bool is_float8(D t) { return t == D::Float8E4M3FN || t == D::Float8E4M3FNUZ || t == D::Float8E5M2 || t == D::Float8E5M2FNUZ; }
+
+double round_to(D p, double v) {
+  switch (p) {
+    case D::Float16: return half_to_float(float_to_half(static_cast<float>(v)));
+    case D::BFloat16: return bfloat16_to_float(float_to_bfloat16(static_cast<float>(v)));
+    case D::Float: return static_cast<float>(v);
+    default: return v;
+  }
+}
+
+// a * b / c in precision p (each operation rounded to p).
+double multiplier(D p, double a, double b, double c) { return round_to(p, round_to(p, a * b) / c); }
+
+// A scale or zero point, either one value or one per element of an expanded shape.
+struct Param {
+  std::vector<double> v;
+  double at(int64_t i) const { return v.size() == 1 ? v[0] : v[static_cast<size_t>(i)]; }
+};
+
+// Expands `t` (numpy-broadcastable to `target`) into one value per element of `target`; a single value stays single.
+Param expand(const Tensor* t, const Dims& target, const char* what, double dflt = 0.0) {
+  Param p;
+  if (!t) {
+    p.v = {dflt};
+    return p;
+  }
+  std::vector<double> src = read_doubles(*t);
+  if (src.size() == 1) {
+    p.v = src;
+    return p;
+  }
+  const Dims& td = t->dims();
+  bool ok = td.size() <= target.size();
+  for (size_t i = 0; ok && i < td.size(); ++i) {
+    int64_t want = target[target.size() - td.size() + i];
+    ok = td[i] == want || td[i] == 1;
+  }
+  if (!ok) fail(what, " has shape ", shape_of(td).to_string(), ", which does not fit ", shape_of(target).to_string());
+  p.v.resize(static_cast<size_t>(product(target)));
+  for_each_broadcast(target, {td}, [&](int64_t i, const std::vector<int64_t>& o) { p.v[static_cast<size_t>(i)] = src[static_cast<size_t>(o[0])]; });
+  return p;
+}
+
+// Writes requantized values: integers round half to even and saturate; float8 converts with saturation.
+void store_quantized(Tensor& y, const std::vector<double>& r) {
+  const size_t n = r.size();
+  auto sat = [&](double lo, double hi) {
+    return [lo, hi](double v) {
+      v = std::nearbyint(v);
+      if (std::isnan(v)) v = 0;
+      return std::clamp(v, lo, hi);
+    };
+  };
+  switch (y.dtype()) {
+    case D::Int8: {
+      auto f = sat(-128, 127);
+      auto* p = y.mutable_data<int8_t>();
+      for (size_t i = 0; i < n; ++i) p[i] = static_cast<int8_t>(f(r[i]));
+      return;
+    }
+    case D::UInt8: {
+      auto f = sat(0, 255);
+      auto* p = y.mutable_data<uint8_t>();
+      for (size_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(f(r[i]));
+      return;
+    }
+    default: break;
+  }
+  auto* p = y.mutable_data<uint8_t>();
+  for (size_t i = 0; i < n; ++i) {
+    const float f = static_cast<float>(r[i]);
+    switch (y.dtype()) {
+      case D::Float8E4M3FN: p[i] = float_to_f8e4m3fn(f, true); break;
+      case D::Float8E4M3FNUZ: p[i] = float_to_f8e4m3fnuz(f, true); break;
+      case D::Float8E5M2: p[i] = float_to_f8e5m2(f, true); break;
+      case D::Float8E5M2FNUZ: p[i] = float_to_f8e5m2fnuz(f, true); break;
+      default: fail("cannot write quantized values as ", y.dtype());
+    }
+  }
+}
+
+void check_same_type(KernelContext& ctx, size_t a, size_t b, const char* an, const char* bn) {
+  if (ctx.has_input(a) && ctx.has_input(b) && ctx.input(a).dtype() != ctx.input(b).dtype())
+    ctx.error(cat(an, " (", ctx.input(a).dtype(), ") and ", bn, " (", ctx.input(b).dtype(), ") must have the same type"));
+}
+
+// ---- matmul ----
+
+struct MatMulShape {
+  Dims a, b;           // operands as at least 2-D
+  Dims batch_a, batch_b, batch;
+  int64_t M = 0, K = 0, N = 0;
+  Dims out;            // with 1-D operands' dims dropped
+  Dims full;           // batch + [M, N]
+};
+
+MatMulShape matmul_shape(const Dims& a0, const Dims& b0) {
+  if (a0.empty() || b0.empty()) fail("matmul operands must have rank >= 1");
+  MatMulShape s;
+  s.a = a0.size() == 1 ? Dims{1, a0[0]} : a0;
+  s.b = b0.size() == 1 ? Dims{b0[0], 1} : b0;
+  s.M = s.a[s.a.size() - 2];
+  s.K = s.a.back();
+  s.N = s.b.back();
+  if (s.b[s.b.size() - 2] != s.K)
+    fail("matmul inner dimensions differ: ", shape_of(a0).to_string(), " x ", shape_of(b0).to_string());
+  s.batch_a.assign(s.a.begin(), s.a.end() - 2);
+  s.batch_b.assign(s.b.begin(), s.b.end() - 2);
+  s.batch = broadcast_dims(s.batch_a, s.batch_b);
+  s.full = s.batch;
+  s.full.push_back(s.M);
+  s.full.push_back(s.N);
+  s.out = s.batch;
+  if (a0.size() > 1) s.out.push_back(s.M);
+  if (b0.size() > 1) s.out.push_back(s.N);
+  return s;
+}
+
+// Symbolic matmul shape for inference.
+Shape infer_matmul(const Shape& a, const Shape& b, InferContext& ctx) {
+  if (!a.rank_known || !b.rank_known) return {};
+  if (a.dims.empty() || b.dims.empty()) ctx.error("matmul operands must have rank >= 1");
+  Shape sa = a, sb = b;
+  Dim one{1, {}, {}};
+  if (sa.dims.size() == 1) sa.dims.insert(sa.dims.begin(), one);
+  if (sb.dims.size() == 1) sb.dims.push_back(one);
+  const Dim& ka = sa.dims.back();
+  const Dim& kb = sb.dims[sb.dims.size() - 2];
+  if (ka.value && kb.value && *ka.value != *kb.value)
+    ctx.error(cat("matmul inner dimensions differ: ", a.to_string(), " x ", b.to_string()));
+  Shape ba, bb;
+  ba.rank_known = bb.rank_known = true;
+  ba.dims.assign(sa.dims.begin(), sa.dims.end() - 2);
+  bb.dims.assign(sb.dims.begin(), sb.dims.end() - 2);
+  Shape out = broadcast_shape(ba, bb);
+  if (a.dims.size() > 1) out.dims.push_back(sa.dims[sa.dims.size() - 2]);
+  if (b.dims.size() > 1) out.dims.push_back(sb.dims.back());
+  return out;
+}
+
+// Per-row parameter of A: a 1-D [M] vector means one value per row.
+Dims row_param_dims(const Tensor* t, const MatMulShape& s) {
+  if (t && t->dims().size() == 1 && t->dims()[0] == s.M && s.M != 1) return {s.M, 1};
+  return t ? t->dims() : Dims{};
+}
+
+struct MatMulInputs {
+  const Tensor *a, *b;
+  const Tensor *a_zp = nullptr, *b_zp = nullptr;
+  const Tensor *a_scale = nullptr, *b_scale = nullptr, *y_scale = nullptr, *y_zp = nullptr;
+};
+
+// acc[batch, m, n] for the shifted operands: int32 wrap-around when both are integers, double otherwise.
+std::vector<double> matmul_acc(const MatMulInputs& in, const MatMulShape& s) {
+  Dims a_rows = s.a;
+  a_rows.back() = 1;
+  Dims b_cols = s.b;
+  b_cols[b_cols.size() - 2] = 1;
+  Tensor a_zp_view, b_zp_view;
+  const Tensor* azp = in.a_zp;
+  if (azp) {
+    a_zp_view = azp->reshaped(row_param_dims(azp, s));
+    azp = &a_zp_view;
+  }
+  Param za = expand(azp, a_rows, "a_zero_point");
+  Param zb = expand(in.b_zp, b_cols, "b_zero_point");
+  const std::vector<double> av = read_doubles(*in.a), bv = read_doubles(*in.b);
+  const bool integer = !is_float8(in.a->dtype()) && !is_float8(in.b->dtype());
+  const int64_t M = s.M, K = s.K, N = s.N;
+  std::vector<double> acc(static_cast<size_t>(product(s.full)));
+  std::vector<double> ash(static_cast<size_t>(M * K)), bsh(static_cast<size_t>(K * N));
+  for_each_broadcast(s.batch, {s.batch_a, s.batch_b}, [&](int64_t bi, const std::vector<int64_t>& o) {
+    const int64_t ia = o[0], ib = o[1];
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t k = 0; k < K; ++k) ash[m * K + k] = av[(ia * M + m) * K + k] - za.at(ia * M + m);
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) bsh[k * N + n] = bv[(ib * K + k) * N + n] - zb.at(ib * N + n);
+    double* dst = &acc[static_cast<size_t>(bi * M * N)];
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        if (integer) {
+          uint32_t sum = 0;  // the shifted 8-bit values are exact integers; products fit in int32
+          for (int64_t k = 0; k < K; ++k)
+            sum += static_cast<uint32_t>(static_cast<int32_t>(ash[m * K + k]) * static_cast<int32_t>(bsh[k * N + n]));
+          dst[m * N + n] = static_cast<double>(static_cast<int32_t>(sum));
+        } else {
+          double sum = 0;
+          for (int64_t k = 0; k < K; ++k) sum += ash[m * K + k] * bsh[k * N + n];
+          dst[m * N + n] = sum;
+        }
+      }
+  });
+  return acc;
+}
+
+void run_matmul_integer(KernelContext& ctx) {
+  MatMulInputs in{&ctx.input(0), &ctx.input(1)};
+  in.a_zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  in.b_zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  check_same_type(ctx, 0, 2, "A", "a_zero_point");
+  check_same_type(ctx, 1, 3, "B", "b_zero_point");
+  MatMulShape s = matmul_shape(in.a->dims(), in.b->dims());
+  std::vector<double> acc = matmul_acc(in, s);
+  Tensor& y = ctx.allocate_output(0, D::Int32, s.out);
+  int32_t* py = y.mutable_data<int32_t>();
+  for (size_t i = 0; i < acc.size(); ++i) py[i] = static_cast<int32_t>(acc[i]);
+}
+
+void run_qlinear_matmul(int version, KernelContext& ctx) {
+  MatMulInputs in{&ctx.input(0), &ctx.input(3)};
+  in.a_scale = &ctx.input(1);
+  in.a_zp = &ctx.input(2);
+  in.b_scale = &ctx.input(4);
+  in.b_zp = &ctx.input(5);
+  in.y_scale = &ctx.input(6);
+  in.y_zp = &ctx.input(7);
+  check_same_type(ctx, 0, 2, "a", "a_zero_point");
+  check_same_type(ctx, 3, 5, "b", "b_zero_point");
+  const D sp = in.a_scale->dtype();
+  if (version >= 21 && (in.b_scale->dtype() != sp || in.y_scale->dtype() != sp))
+    ctx.error(cat("a_scale, b_scale and y_scale must have the same type, got ", sp, ", ", in.b_scale->dtype(), ", ", in.y_scale->dtype()));
+  MatMulShape s = matmul_shape(in.a->dims(), in.b->dims());
+  Dims a_rows = s.a;
+  a_rows.back() = 1;
+  Dims b_cols = s.b;
+  b_cols[b_cols.size() - 2] = 1;
+  Tensor as_view = in.a_scale->reshaped(row_param_dims(in.a_scale, s));
+  Param sa = expand(&as_view, a_rows, "a_scale");
+  Param sb = expand(in.b_scale, b_cols, "b_scale");
+  Param sy = expand(in.y_scale, s.full, "y_scale");
+  Param zy = expand(in.y_zp, s.full, "y_zero_point");
+  std::vector<double> acc = matmul_acc(in, s);
+  const int64_t M = s.M, N = s.N;
+  for_each_broadcast(s.batch, {s.batch_a, s.batch_b}, [&](int64_t bi, const std::vector<int64_t>& o) {
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        const int64_t i = (bi * M + m) * N + n;
+        const double mult = multiplier(sp, sa.at(o[0] * M + m), sb.at(o[1] * N + n), sy.at(i));
+        acc[static_cast<size_t>(i)] = acc[static_cast<size_t>(i)] * mult + zy.at(i);
+      }
+  });
+  Tensor& y = ctx.allocate_output(0, in.y_zp->dtype(), s.out);
+  store_quantized(y, acc);
+}
+
+// ---- convolution ----
+
+struct ConvAttrs {
+  std::string auto_pad = "NOTSET";
+  Dims dilations, kernel, pads, strides;
+  int64_t group = 1;
+};
+
+ConvAttrs parse_conv(const AttributeView& a) {
+  ConvAttrs p;
+  p.auto_pad = a.get_string("auto_pad", "NOTSET");
+  if (p.auto_pad != "NOTSET" && p.auto_pad != "SAME_UPPER" && p.auto_pad != "SAME_LOWER" && p.auto_pad != "VALID")
+    fail("auto_pad '", p.auto_pad, "' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+  p.dilations = a.get_ints("dilations", Dims{});
+  p.kernel = a.get_ints("kernel_shape", Dims{});
+  p.pads = a.get_ints("pads", Dims{});
+  p.strides = a.get_ints("strides", Dims{});
+  p.group = a.get_int("group", 1);
+  if (p.group <= 0) fail("group must be positive, got ", p.group);
+  return p;
+}
+
+// Fills defaults for `nd` spatial axes, checks, and resolves auto_pad into pads given the input's spatial dims
+// (entries may be -1 when unknown; their pads are then left as given).
+ConvAttrs resolve_conv(ConvAttrs p, const Dims& in, const Dims* wdims) {
+  const size_t nd = in.size();
+  if (p.kernel.empty() && wdims) p.kernel.assign(wdims->begin() + 2, wdims->end());
+  if (p.dilations.empty()) p.dilations.assign(nd, 1);
+  if (p.strides.empty()) p.strides.assign(nd, 1);
+  if (p.pads.empty()) p.pads.assign(2 * nd, 0);
+  if (p.kernel.size() != nd) fail("kernel_shape must have ", nd, " values, got ", p.kernel.size());
+  if (p.dilations.size() != nd || p.strides.size() != nd) fail("dilations and strides must have ", nd, " values");
+  if (p.pads.size() != 2 * nd) fail("pads must have ", 2 * nd, " values, got ", p.pads.size());
+  for (size_t i = 0; i < nd; ++i) {
+    if (p.kernel[i] <= 0 || p.dilations[i] <= 0 || p.strides[i] <= 0) fail("kernel_shape, dilations and strides must be positive");
+    if (p.kernel[i] > (int64_t{1} << 31) || p.dilations[i] > (int64_t{1} << 31) || p.strides[i] > (int64_t{1} << 31))
+      fail("kernel_shape, dilations and strides must be below 2^31");
+    if (p.pads[i] < 0 || p.pads[nd + i] < 0 || p.pads[i] > (int64_t{1} << 31) || p.pads[nd + i] > (int64_t{1} << 31))
+      fail("pads must be in [0, 2^31]");
+  }
+  if (p.auto_pad == "VALID") {
+    std::fill(p.pads.begin(), p.pads.end(), 0);
+  } else if (p.auto_pad == "SAME_UPPER" || p.auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < nd; ++i) {
+      if (in[i] < 0) continue;
+      const int64_t out = (in[i] + p.strides[i] - 1) / p.strides[i];
+      const int64_t span = (p.kernel[i] - 1) * p.dilations[i] + 1;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * p.strides[i] + span - in[i]);
+      const int64_t small = total / 2, big = total - small;
+      p.pads[i] = p.auto_pad == "SAME_UPPER" ? small : big;
+      p.pads[nd + i] = p.auto_pad == "SAME_UPPER" ? big : small;
+    }
+  }
+  return p;
+}
+
+int64_t conv_out_dim(const ConvAttrs& p, size_t i, int64_t in) {
+  const size_t nd = p.kernel.size();
+  const int64_t span = (p.kernel[i] - 1) * p.dilations[i] + 1;
+  const int64_t padded = in + p.pads[i] + p.pads[nd + i];
+  if (padded < span) fail("the kernel (extent ", span, ") does not fit the padded input (", padded, ") on spatial axis ", i);
+  return (padded - span) / p.strides[i] + 1;
+}
+
+struct ConvInputs {
+  const Tensor *x, *w;
+  const Tensor *x_zp = nullptr, *w_zp = nullptr, *bias = nullptr;
+};
+
+struct ConvResult {
+  Dims ydims;
+  std::vector<int32_t> acc;
+};
+
+// Direct convolution of (X - x_zp) and (W - w_zp) with int32 (wrapping) accumulation, plus bias.
+ConvResult conv_integer(const ConvAttrs& attrs, const ConvInputs& in) {
+  const Dims& xd = in.x->dims();
+  const Dims& wd = in.w->dims();
+  if (xd.size() < 3) fail("X must have rank >= 3 ([N, C, spatial...]), got ", shape_of(xd).to_string());
+  if (wd.size() != xd.size()) fail("W rank ", wd.size(), " differs from X rank ", xd.size());
+  const size_t nd = xd.size() - 2;
+  const ConvAttrs p = resolve_conv(attrs, Dims(xd.begin() + 2, xd.end()), &wd);
+  for (size_t i = 0; i < nd; ++i)
+    if (wd[2 + i] != p.kernel[i]) fail("kernel_shape ", shape_of(p.kernel).to_string(), " does not match W ", shape_of(wd).to_string());
+  const int64_t N = xd[0], C = xd[1], OC = wd[0], G = p.group;
+  if (wd[1] * G != C || OC % G != 0)
+    fail("W shape ", shape_of(wd).to_string(), " and group ", G, " do not match ", C, " input channels");
+  Dims outsp;
+  for (size_t i = 0; i < nd; ++i) outsp.push_back(conv_out_dim(p, i, xd[2 + i]));
+  ConvResult r;
+  r.ydims = {N, OC};
+  r.ydims.insert(r.ydims.end(), outsp.begin(), outsp.end());
+  // Padding can make the output far larger than the input: bound it before allocating.
+  double count = 1;
+  for (int64_t d : r.ydims) count *= static_cast<double>(d);
+  if (count > static_cast<double>(int64_t{1} << 32)) fail("the output ", shape_of(r.ydims).to_string(), " is too large");
+  // Zero points: x per tensor; w per tensor or per output channel.
+  int32_t xz = 0;
+  if (in.x_zp) {
+    if (in.x_zp->element_count() != 1) fail("x_zero_point must be a scalar (per-tensor), got shape ", shape_of(in.x_zp->dims()).to_string());
+    xz = static_cast<int32_t>(read_ints(*in.x_zp)[0]);
+  }
+  std::vector<int64_t> wz(static_cast<size_t>(OC), 0);
+  if (in.w_zp) {
+    std::vector<int64_t> v = read_ints(*in.w_zp);
+    if (v.size() == 1) std::fill(wz.begin(), wz.end(), v[0]);
+    else if (in.w_zp->dims() == Dims{OC}) wz = v;
+    else fail("w_zero_point must be a scalar or have shape [", OC, "], got ", shape_of(in.w_zp->dims()).to_string());
+  }
+  std::vector<int64_t> bias;
+  if (in.bias) {
+    if (in.bias->dims() != Dims{OC}) fail("B must have shape [", OC, "], got ", shape_of(in.bias->dims()).to_string());
+    bias = read_ints(*in.bias);
+  }
+  r.acc.assign(static_cast<size_t>(product(r.ydims)), 0);
+  if (r.acc.empty()) return r;
+  const std::vector<int64_t> xr = read_ints(*in.x), wr = read_ints(*in.w);
+  const int64_t K = product(p.kernel), O = product(outsp), in_sp = product(xd, 2), Cg = C / G, OCg = OC / G;
+  std::vector<int32_t> xs(xr.size()), ws(wr.size());
+  for (size_t i = 0; i < xr.size(); ++i) xs[i] = static_cast<int32_t>(xr[i]) - xz;
+  for (int64_t oc = 0; oc < OC; ++oc)
+    for (int64_t j = 0; j < Cg * K; ++j) {
+      const size_t i = static_cast<size_t>(oc * Cg * K + j);
+      ws[i] = static_cast<int32_t>(wr[i] - wz[static_cast<size_t>(oc)]);
+    }
+  const Dims in_strides = strides_of(Dims(xd.begin() + 2, xd.end()));
+  std::vector<int64_t> oidx(nd, 0), kidx(nd);
+  std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel point, input offset) inside the input
+  for (int64_t o = 0; o < O; ++o) {
+    taps.clear();
+    std::fill(kidx.begin(), kidx.end(), 0);
+    for (int64_t kp = 0; kp < K; ++kp) {
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t d = 0; d < nd && inside; ++d) {
+        const int64_t c = oidx[d] * p.strides[d] - p.pads[d] + kidx[d] * p.dilations[d];
+        inside = c >= 0 && c < xd[2 + d];
+        off += c * in_strides[d];
+      }
+      if (inside) taps.push_back({kp, off});
+      for (size_t d = nd; d-- > 0;) {
+        if (++kidx[d] < p.kernel[d]) break;
+        kidx[d] = 0;
+      }
+    }
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t oc = 0; oc < OC; ++oc) {
+        const int64_t g = oc / OCg;
+        uint32_t sum = bias.empty() ? 0u : static_cast<uint32_t>(bias[static_cast<size_t>(oc)]);
+        for (int64_t cl = 0; cl < Cg; ++cl) {
+          const int32_t* plane = &xs[static_cast<size_t>((n * C + g * Cg + cl) * in_sp)];
+          const int32_t* wk = &ws[static_cast<size_t>((oc * Cg + cl) * K)];
+          for (auto [kp, off] : taps) sum += static_cast<uint32_t>(plane[off] * wk[kp]);
+        }
+        r.acc[static_cast<size_t>((n * OC + oc) * O + o)] = static_cast<int32_t>(sum);
+      }
+    for (size_t d = nd; d-- > 0;) {
+      if (++oidx[d] < outsp[d]) break;
+      oidx[d] = 0;
+    }
+  }
+  return r;
+}
+
+void infer_conv(const ConvAttrs& attrs, InferContext& ctx, size_t x_in, size_t w_in, D out_type) {
+  Type out = Type::tensor(out_type);
+  if (!ctx.has_input(x_in)) {
+    ctx.set_output(0, out);
+    return;
+  }
+  const Type& xt = ctx.input_type(x_in);
+  if (xt.shape.rank_known && xt.shape.dims.size() < 3) ctx.error(cat("X must have rank >= 3, got ", xt.shape.to_string()));
+  if (xt.shape.rank_known) {
+    const size_t nd = xt.shape.dims.size() - 2;
+    out.shape.rank_known = true;
+    out.shape.dims.assign(nd + 2, Dim{});
+    out.shape.dims[0] = xt.shape.dims[0];
+    std::optional<Dims> wd;
+    if (ctx.has_input(w_in)) {
+      const Type& wt = ctx.input_type(w_in);
+      if (wt.shape.rank_known && wt.shape.dims.size() != nd + 2)
+        ctx.error(cat("W rank ", wt.shape.dims.size(), " differs from X rank ", nd + 2));
+      if (wt.shape.rank_known) out.shape.dims[1] = wt.shape.dims[0];
+      wd = static_dims(wt);
+    }
+    if (!attrs.kernel.empty() || wd) {
+      Dims in(nd, -1);
+      for (size_t i = 0; i < nd; ++i)
+        if (xt.shape.dims[2 + i].value) in[i] = *xt.shape.dims[2 + i].value;
+      ConvAttrs p = resolve_conv(attrs, in, wd ? &*wd : nullptr);
+      for (size_t i = 0; i < nd; ++i)
+        if (in[i] >= 0) out.shape.dims[2 + i] = Dim{conv_out_dim(p, i, in[i]), {}, {}};
+    }
+  }
+  ctx.set_output(0, out);
+}
+
+void run_conv_integer(const ConvAttrs& attrs, KernelContext& ctx) {
+  ConvInputs in{&ctx.input(0), &ctx.input(1)};
+  in.x_zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  in.w_zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  check_same_type(ctx, 0, 2, "x", "x_zero_point");
+  check_same_type(ctx, 1, 3, "w", "w_zero_point");
+  ConvResult r = conv_integer(attrs, in);
+  Tensor& y = ctx.allocate_output(0, D::Int32, r.ydims);
+  std::copy(r.acc.begin(), r.acc.end(), y.mutable_data<int32_t>());
+}
+
+void run_qlinear_conv(const ConvAttrs& attrs, KernelContext& ctx) {
+  ConvInputs in{&ctx.input(0), &ctx.input(3)};
+  in.x_zp = &ctx.input(2);
+  in.w_zp = &ctx.input(5);
+  in.bias = ctx.has_input(8) ? &ctx.input(8) : nullptr;
+  check_same_type(ctx, 0, 2, "x", "x_zero_point");
+  check_same_type(ctx, 3, 5, "w", "w_zero_point");
+  const Tensor& xs = ctx.input(1);
+  const Tensor& wsc = ctx.input(4);
+  const Tensor& ys = ctx.input(6);
+  const Tensor& yz = ctx.input(7);
+  if (xs.element_count() != 1) ctx.error(cat("x_scale must be a scalar, got shape ", shape_of(xs.dims()).to_string()));
+  if (ys.element_count() != 1) ctx.error(cat("y_scale must be a scalar, got shape ", shape_of(ys.dims()).to_string()));
+  if (yz.element_count() != 1) ctx.error(cat("y_zero_point must be a scalar, got shape ", shape_of(yz.dims()).to_string()));
+  ConvResult r = conv_integer(attrs, in);
+  const int64_t OC = r.ydims[1];
+  const std::vector<double> wv = read_doubles(wsc);
+  if (wv.size() != 1 && wsc.dims() != Dims{OC})
+    ctx.error(cat("w_scale must be a scalar or have shape [", OC, "], got ", shape_of(wsc.dims()).to_string()));
+  const double x_scale = read_doubles(xs)[0], y_scale = read_doubles(ys)[0], y_zp = read_doubles(yz)[0];
+  std::vector<double> mult(static_cast<size_t>(OC));
+  for (int64_t oc = 0; oc < OC; ++oc) mult[static_cast<size_t>(oc)] = multiplier(D::Float, x_scale, wv[wv.size() == 1 ? 0 : static_cast<size_t>(oc)], y_scale);
+  const int64_t O = product(r.ydims, 2);  // output positions per channel
+  std::vector<double> out(r.acc.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t oc = (static_cast<int64_t>(i) / O) % OC;  // out is non-empty only when O and OC are positive
+    out[i] = r.acc[i] * mult[static_cast<size_t>(oc)] + y_zp;
+  }
+  Tensor& y = ctx.allocate_output(0, yz.dtype(), r.ydims);
+  store_quantized(y, out);
+}
+
+}  // namespace
+
+void register_qlinear(Registry& r) {
+  using TC = std::vector<TypeConstraint>;
+  // MatMulInteger-10: A, B, a_zero_point, b_zero_point.
+  r.add(OpDef{"", "MatMulInteger", 10, TC{{{0, 2}, k8}, {{1, 3}, k8}},
+              [](InferContext& ctx) {
+                Shape s = ctx.has_input(0) && ctx.has_input(1) ? infer_matmul(ctx.input_type(0).shape, ctx.input_type(1).shape, ctx) : Shape{};
+                ctx.set_output(0, Type::tensor(D::Int32, s));
+              },
+              [](const KernelInit&) { return make_kernel([](KernelContext& ctx) { run_matmul_integer(ctx); }); }});
+  // QLinearMatMul: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
+  for (int v : {10, 21}) {
+    const std::vector<D>& q = v >= 21 ? k8f : k8;
+    const std::vector<D> scales = v >= 21 ? std::vector<D>{D::Float, D::Float16, D::BFloat16} : std::vector<D>{D::Float};
+    r.add(OpDef{"", "QLinearMatMul", v, TC{{{0, 2}, q}, {{3, 5}, q}, {{7}, q}, {{1, 4, 6}, scales}},
+                [](InferContext& ctx) {
+                  Shape s = ctx.has_input(0) && ctx.has_input(3) ? infer_matmul(ctx.input_type(0).shape, ctx.input_type(3).shape, ctx) : Shape{};
+                  ctx.set_output(0, Type::tensor(ctx.has_input(7) ? ctx.input_dtype(7) : D::Undefined, s));
+                },
+                [v](const KernelInit&) { return make_kernel([v](KernelContext& ctx) { run_qlinear_matmul(v, ctx); }); }});
+  }
+  // ConvInteger-10: x, w, x_zero_point, w_zero_point.
+  r.add(OpDef{"", "ConvInteger", 10, TC{{{0, 2}, k8}, {{1, 3}, k8}},
+              [](InferContext& ctx) { infer_conv(parse_conv(ctx.attrs), ctx, 0, 1, D::Int32); },
+              [](const KernelInit& init) {
+                ConvAttrs p = parse_conv(init.attrs);
+                return make_kernel([p](KernelContext& ctx) { run_conv_integer(p, ctx); });
+              }});
+  // QLinearConv-10: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
+  r.add(OpDef{"", "QLinearConv", 10, TC{{{0, 2}, k8}, {{3, 5}, k8}, {{7}, k8}, {{1, 4, 6}, {D::Float}}, {{8}, {D::Int32}}},
+              [](InferContext& ctx) {
+                infer_conv(parse_conv(ctx.attrs), ctx, 0, 3, ctx.has_input(7) ? ctx.input_dtype(7) : D::Undefined);
+              },
+              [](const KernelInit& init) {
+                ConvAttrs p = parse_conv(init.attrs);
+                return make_kernel([p](KernelContext& ctx) { run_qlinear_conv(p, ctx); });
+              }});
+}
+
+}  // namespace onyx::ops
