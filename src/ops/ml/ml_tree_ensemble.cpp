@@ -344,9 +344,17 @@ const Tensor& required_tensor(const AttributeView& a, const char* name) {
   return *t;
 }
 
+// n_targets, or when absent one more than the largest leaf target id.
+int64_t v5_targets(const AttributeView& a) {
+  if (a.has("n_targets")) return a.get_int("n_targets");
+  int64_t m = 0;
+  for (int64_t t : a.get_ints("leaf_targetids", std::vector<int64_t>{})) m = std::max(m, t + 1);
+  return std::max<int64_t>(m, 1);
+}
+
 std::shared_ptr<Forest> build_v5(const AttributeView& a) {
   auto f = std::make_shared<Forest>();
-  f->n_targets = a.get_int("n_targets");
+  f->n_targets = v5_targets(a);
   if (f->n_targets < 1) fail("n_targets must be >= 1, got ", f->n_targets);
   int64_t agg = a.get_int("aggregate_function", 1);
   if (agg < 0 || agg > 3) fail("aggregate_function ", agg, " is not one of 0 (AVERAGE), 1 (SUM), 2 (MIN), 3 (MAX)");
@@ -421,7 +429,7 @@ void register_tree_ensemble(Registry& r) {
       if (t && dt != DataType::Undefined && t->dtype() != dt)
         ctx.error(cat(name, " has element type ", t->dtype(), ", the input is ", dt));
     }
-    int64_t nt = ctx.attrs.get_int("n_targets");
+    int64_t nt = v5_targets(ctx.attrs);
     if (ctx.has_input(0) && ctx.input_type(0).shape.rank_known && ctx.input_type(0).shape.dims.size() != 2)
       ctx.error(cat("input X must be [N,F], got ", ctx.input_type(0).shape.to_string()));
     ctx.set_output(0, Type::tensor(dt, ml::shape2(ml::batch_dim(ctx), ml::known(nt))));
