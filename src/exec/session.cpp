@@ -121,7 +121,9 @@ struct Session::Impl {
           (v->type.kind == Type::Kind::Unknown || (!v->type.shape.rank_known && t.shape.rank_known)))
         v->type = t;
       if (ic.output_values[i]) constants[v] = *ic.output_values[i];
+      // A function body is inferred once per call site: what an earlier call site left must not stay.
       if (ic.output_dim_values[i]) dim_values[v] = *ic.output_dim_values[i];
+      else dim_values.erase(v);
     }
   }
 
@@ -245,8 +247,15 @@ struct Session::Impl {
     }
     if (n.inputs.size() > fn.inputs.size()) fail("function ", fn.name, " takes ", fn.inputs.size(), " inputs, got ", n.inputs.size());
     // Bind the caller's input types to the body's inputs (the body is specialized per call site).
-    for (size_t i = 0; i < n.inputs.size() && i < fn.body->inputs.size(); ++i)
-      if (n.inputs[i]) fn.body->inputs[i]->type = n.inputs[i]->type;
+    for (size_t i = 0; i < fn.body->inputs.size(); ++i) {
+      const Value* arg = i < n.inputs.size() ? n.inputs[i] : nullptr;
+      if (arg) fn.body->inputs[i]->type = arg->type;
+      auto dv = arg ? dim_values.find(arg) : dim_values.end();  // shape values the caller passes in
+      std::optional<std::vector<Dim>> passed;
+      if (dv != dim_values.end()) passed = dv->second;
+      if (passed) dim_values[fn.body->inputs[i]] = std::move(*passed);
+      else dim_values.erase(fn.body->inputs[i]);
+    }
     step.function_body = compile(*fn.body, fn.opset_imports, scope.get());
     function_scopes.push_back(scope);
     for (size_t i = 0; i < n.outputs.size() && i < fn.body->outputs.size(); ++i)

@@ -97,8 +97,22 @@ std::optional<std::vector<Dim>> InferContext::input_as_dims(size_t i) const {
     if (dims.size() != t->element_count()) return std::nullopt;
     return dims;
   }
-  if (i < input_dim_values.size() && input_dim_values[i]) return *input_dim_values[i];
-  return std::nullopt;
+  if (!has_input_dim_values(i)) return std::nullopt;
+  if (has_input(i)) {  // like a constant: only 0-D and 1-D tensors are lists of dims
+    const Type& t = *input_types[i];
+    if (t.kind == Type::Kind::Tensor && t.shape.rank_known && t.shape.dims.size() > 1) return std::nullopt;
+  }
+  return *input_dim_values[i];
+}
+
+void InferContext::set_output_dim_values(size_t i, std::vector<Dim> dims) {
+  if (i >= output_dim_values.size() || dims.size() > kMaxDimValues) return;
+  for (Dim& d : dims) d.denotation.clear();
+  output_dim_values[i] = std::move(dims);
+}
+
+void InferContext::forward_dim_values(size_t in, size_t out) {
+  if (has_input_dim_values(in)) set_output_dim_values(out, *input_dim_values[in]);
 }
 
 void InferContext::error(const std::string& what) const { fail(what); }

@@ -47,10 +47,14 @@ struct InferContext {
   std::vector<const Tensor*> input_values;  // the value when it is a constant (initializer, Constant, folded)
   std::vector<Type> output_types;           // one per node output, filled by the op (Unknown if it can't tell)
   std::vector<std::optional<Tensor>> output_values;  // set by ops that know an output's value (Shape of a static shape)
-  // Symbolic contents of 1-D integer tensors that hold dims (the output of Shape and what Gather, Slice, Concat,
-  // Unsqueeze... make of it): known sizes or named dims. Lets Reshape/Expand/ConstantOfShape infer symbolic shapes.
+  // Symbolic contents of small integer tensors that hold dims, element by element in row-major order: known sizes
+  // or named dims. Shape makes them from its input's shape; the ops that move or combine elements (Gather, Slice,
+  // Concat, Unsqueeze, Squeeze, Reshape, Identity, Flatten, integer Cast, Add/Sub/Mul/Div) carry them forward, so
+  // Reshape/Expand/ConstantOfShape/Tile see "[N, -1]" built from Shape(x). Null / nullopt where not known.
   std::vector<const std::vector<Dim>*> input_dim_values;
   std::vector<std::optional<std::vector<Dim>>> output_dim_values;
+  // Longest list kept as dim values (shape tensors are short; longer lists are dropped).
+  static constexpr size_t kMaxDimValues = 64;
 
   size_t num_inputs() const { return input_types.size(); }
   bool has_input(size_t i) const { return i < input_types.size() && input_types[i]; }
@@ -61,6 +65,13 @@ struct InferContext {
   void set_output(size_t i, Type t);
   // Input i (a 1-D or scalar integer tensor) as dims: from its constant value, or its symbolic contents.
   std::optional<std::vector<Dim>> input_as_dims(size_t i) const;
+  // Whether input i has symbolic contents (dim values set by its producer, beyond any constant value).
+  bool has_input_dim_values(size_t i) const { return i < input_dim_values.size() && input_dim_values[i]; }
+  // Sets output i's symbolic contents; denotations are dropped, lists longer than kMaxDimValues are not kept.
+  void set_output_dim_values(size_t i, std::vector<Dim> dims);
+  // Output `out` holds the elements of input `in` in the same order (Identity, Reshape, Unsqueeze...): passes the
+  // input's symbolic contents on, if it has any.
+  void forward_dim_values(size_t in = 0, size_t out = 0);
   [[noreturn]] void error(const std::string& what) const;
 };
 

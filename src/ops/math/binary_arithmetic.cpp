@@ -2,6 +2,10 @@
 // v1/v6: no implicit broadcasting; with broadcast=1, B is aligned to A starting at `axis` (default: B's dims are
 //        A's trailing dims). v7+: numpy broadcasting. v13 adds bfloat16, v14 adds 8/16-bit integers.
 // Integer Div truncates toward zero; division by zero is an error; INT_MIN / -1 wraps to INT_MIN.
+// Inference: on int32/int64 shape tensors (0-D or 1-D, symbolic dim values, see InferContext) the output's dim
+// values are computed element by element: exactly where both are static (Shape(x)[1] * 2 of x [N,3] holds 6),
+// the symbol where the other side is an identity (N + 0, N * 1, N / 1), 0 for N * 0 and N - N, else unknown.
+#include <algorithm>
 #include <limits>
 
 #include "ops/op_kit.hpp"
@@ -34,6 +38,63 @@ T apply(Arith op, T a, T b) {
     }
   }
   return T{};
+}
+
+// One element of an integer shape computation.
+Dim combine_dims(Arith op, const Dim& a, const Dim& b, DataType dt) {
+  const Dim zero{0, {}, {}};
+  if (a.value && b.value) {
+    const int64_t x = *a.value, y = *b.value;
+    int64_t r = 0;
+    switch (op) {
+      case Arith::Add:
+        if (__builtin_add_overflow(x, y, &r)) return {};
+        break;
+      case Arith::Sub:
+        if (__builtin_sub_overflow(x, y, &r)) return {};
+        break;
+      case Arith::Mul:
+        if (__builtin_mul_overflow(x, y, &r)) return {};
+        break;
+      case Arith::Div:
+        if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1)) return {};
+        r = x / y;
+        break;
+    }
+    if (dt == DataType::Int32 && (r < std::numeric_limits<int32_t>::min() || r > std::numeric_limits<int32_t>::max())) return {};
+    return Dim{r, {}, {}};
+  }
+  if (b.value) {
+    const int64_t y = *b.value;
+    if ((op == Arith::Add || op == Arith::Sub) && y == 0) return a;
+    if ((op == Arith::Mul || op == Arith::Div) && y == 1) return a;
+    if (op == Arith::Mul && y == 0) return zero;
+    return {};
+  }
+  if (a.value) {
+    const int64_t x = *a.value;
+    if (op == Arith::Add && x == 0) return b;
+    if (op == Arith::Mul && x == 1) return b;
+    if (op == Arith::Mul && x == 0) return zero;
+    return {};
+  }
+  if (op == Arith::Sub && !a.param.empty() && a.param == b.param) return zero;
+  return {};
+}
+
+// Dim values of the output when the inputs are integer lists of dims (at least one symbolic, e.g. from Shape).
+void arith_dim_values(InferContext& ctx, Arith op) {
+  if (!ctx.has_input_dim_values(0) && !ctx.has_input_dim_values(1)) return;
+  const DataType dt = ctx.input_dtype(0);
+  if ((dt != DataType::Int64 && dt != DataType::Int32) || ctx.input_dtype(1) != dt) return;
+  auto a = ctx.input_as_dims(0), b = ctx.input_as_dims(1);
+  if (!a || !b || a->empty() || b->empty()) return;
+  const size_t n = std::max(a->size(), b->size());
+  if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1)) return;
+  std::vector<Dim> out;
+  for (size_t i = 0; i < n; ++i)
+    out.push_back(combine_dims(op, (*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i], dt));
+  ctx.set_output_dim_values(0, std::move(out));
 }
 
 // B's dims for the pre-7 "broadcast=1" rule: aligned to A at `axis`, padded with 1s.
@@ -84,12 +145,13 @@ void add_op(Registry& r, const char* name, Arith op) {
   std::vector<DataType> v13 = v7;
   v13.push_back(D::BFloat16);
   const std::vector<DataType> v14 = kNumericTypes;
-  auto infer = [](InferContext& ctx) {
+  auto infer = [op](InferContext& ctx) {
     if (ctx.opset < 7 && ctx.attrs.get_int("broadcast", 0)) {
       infer_same_as_input(ctx);
       return;
     }
     infer_broadcast(ctx);
+    arith_dim_values(ctx, op);
   };
   auto kernel = [op](const KernelInit&) {
     return make_kernel([op](KernelContext& ctx) { run(op, ctx, false, -1); });

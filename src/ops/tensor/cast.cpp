@@ -21,6 +21,8 @@
 //   - number -> string: integers in decimal; floats as the shortest decimal that reads back to the same value of
 //     the source type, laid out like Python's repr ("0.5", "1e-05", "100.0"); "NaN", "INF", "-INF";
 //     bools "True"/"False".
+// Inference: a Cast/CastLike of a shape tensor (symbolic dim values, see InferContext) from int32/int64 to
+// int32/int64 keeps its dim values when the static ones fit the target.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -453,6 +455,17 @@ CastOptions read_options(const AttributeView& attrs, int version) {
   return o;
 }
 
+// Integer shape values keep their dim values through int32/int64 casts (unless a static one would wrap).
+void cast_dim_values(InferContext& ctx, DataType to) {
+  const DataType from = ctx.input_dtype(0);
+  if (!ctx.has_input_dim_values(0) || (from != DataType::Int64 && from != DataType::Int32)) return;
+  if (to != DataType::Int64 && to != DataType::Int32) return;
+  if (to == DataType::Int32)
+    for (const Dim& d : *ctx.input_dim_values[0])
+      if (d.value && (*d.value < std::numeric_limits<int32_t>::min() || *d.value > std::numeric_limits<int32_t>::max())) return;
+  ctx.forward_dim_values();
+}
+
 void add_cast(Registry& r, int version) {
   const Types types = cast_types(version);
   auto infer = [types, version](InferContext& ctx) {
@@ -461,6 +474,7 @@ void add_cast(Registry& r, int version) {
     read_options(ctx.attrs, version);
     Shape s = ctx.has_input(0) ? ctx.input_type(0).shape : Shape{};
     ctx.set_output(0, Type::tensor(to, s));
+    cast_dim_values(ctx, to);
   };
   auto kernel = [types, version](const KernelInit& init) {
     DataType to = read_to(init.attrs, "Cast");
@@ -479,6 +493,7 @@ void add_castlike(Registry& r, int version) {
     if (to == D::Undefined) return;
     Shape s = ctx.has_input(0) ? ctx.input_type(0).shape : Shape{};
     ctx.set_output(0, Type::tensor(to, s));
+    cast_dim_values(ctx, to);
   };
   auto kernel = [version](const KernelInit& init) {
     CastOptions o = read_options(init.attrs, version);

@@ -5,6 +5,8 @@
 //          ceil(dim / num_outputs), the last one smaller). Without split sizes the dim is split equally among the
 //          outputs and must divide evenly.
 // Inputs of Concat must agree on every dim except the axis; inference keeps symbolic dims of the other axes.
+// Concat of 1-D shape tensors (symbolic dim values, see InferContext) with constants concatenates their dim values:
+// Concat(Shape(x)[:1], [-1]) of x [N,3] holds {N, -1}.
 #include "ops/tensor/layout_kit.hpp"
 
 namespace onyx::ops {
@@ -14,6 +16,22 @@ using namespace layout_kit;
 using D = DataType;
 
 // ---- Concat ----
+
+// Dim values of a Concat of 1-D lists of dims (at least one symbolic, the others constant).
+void concat_dim_values(InferContext& ctx) {
+  std::vector<Dim> out;
+  bool symbolic = false;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const Type& t = ctx.input_type(i);
+    if (t.kind != Type::Kind::Tensor || !t.shape.rank_known || t.shape.dims.size() != 1) return;
+    auto d = ctx.input_as_dims(i);
+    if (!d) return;
+    symbolic = symbolic || ctx.has_input_dim_values(i);
+    out.insert(out.end(), d->begin(), d->end());
+    if (out.size() > InferContext::kMaxDimValues) return;
+  }
+  if (symbolic) ctx.set_output_dim_values(0, std::move(out));
+}
 
 void infer_concat(InferContext& ctx, int64_t axis_attr) {
   DataType dt = DataType::Undefined;
@@ -55,6 +73,7 @@ void infer_concat(InferContext& ctx, int64_t axis_attr) {
   }
   if (sum_known) out.dims[axis] = static_dim(sum);
   ctx.set_output(0, Type::tensor(dt, out));
+  if (rank == 1) concat_dim_values(ctx);
 }
 
 void run_concat(KernelContext& ctx, int64_t axis_attr) {

@@ -171,7 +171,7 @@ void add_constant_of_shape(Registry& r) {
         ctx.set_output(0, tensor_type(dt, d));
         return;
       }
-      if (auto sym = symbolic_input(ctx, 0)) {
+      if (auto sym = shape_input_dims(ctx, 0)) {  // e.g. Concat(Shape(x)[:1], [2])
         Shape s;
         s.rank_known = true;
         s.dims = *sym;

@@ -3,7 +3,8 @@
 //          the shape keeps the input's dim; the output rank is the larger of the two).
 //   Tile   1 (inputs: input, tiles (scalar), axis (scalar); float types: repeats one axis), 6 (repeats: a 1-D int64
 //          input with one non-negative count per axis; all types), 13 (bfloat16).
-// Output sizes are checked before allocating.
+// Output sizes are checked before allocating. Inference reads the shape and repeats inputs as constants or as the
+// symbolic dim values of shape tensors (InferContext::input_as_dims), e.g. Expand(x, Shape(y)).
 #include "ops/tensor/layout_kit.hpp"
 
 namespace onyx::ops {
@@ -27,7 +28,7 @@ void add_expand(Registry& r) {
           return;
         }
       }
-      if (auto sym = symbolic_input(ctx, 1); sym && t.kind == Type::Kind::Tensor && t.shape.rank_known) {
+      if (auto sym = shape_input_dims(ctx, 1); sym && t.kind == Type::Kind::Tensor && t.shape.rank_known) {
         Shape target;
         target.rank_known = true;
         target.dims = *sym;
@@ -126,6 +127,24 @@ Shape tiled_shape(const Shape& in, const std::vector<int64_t>& repeats) {
   return s;
 }
 
+// With symbolic repeats (dim values, e.g. Shape(y)): a dim of 1 repeated N times is N, of 0 stays 0.
+Shape tiled_shape(const Shape& in, const std::vector<Dim>& repeats) {
+  if (repeats.size() != in.dims.size())
+    fail("repeats has ", repeats.size(), " values for an input of rank ", in.dims.size());
+  Shape s = in;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    const Dim& r = repeats[i];
+    Dim& d = s.dims[i];
+    int64_t p = 0;
+    if (r.value && d.value) d = __builtin_mul_overflow(*d.value, *r.value, &p) ? Dim{} : static_dim(p);
+    else if (r.value) d = *r.value == 0 ? static_dim(0) : (*r.value == 1 ? d : Dim{});
+    else if (d.value && *d.value == 0) d = static_dim(0);
+    else if (d.value && *d.value == 1) d = Dim{r.value, r.param, {}};
+    else d = Dim{};
+  }
+  return s;
+}
+
 void add_tile(Registry& r) {
   {
     auto infer = [](InferContext& ctx) {
@@ -150,6 +169,10 @@ void add_tile(Registry& r) {
       const bool ranked = t.kind == Type::Kind::Tensor && t.shape.rank_known;
       if (const Tensor* rep = ctx.input_value(1); rep && ranked) {
         ctx.set_output(0, Type::tensor(t.elem, tiled_shape(t.shape, read_int_list(*rep, "repeats"))));
+        return;
+      }
+      if (auto rep = shape_input_dims(ctx, 1); rep && ranked && rep->size() == t.shape.dims.size()) {
+        ctx.set_output(0, Type::tensor(t.elem, tiled_shape(t.shape, *rep)));
         return;
       }
       ctx.set_output(0, Type::tensor(t.elem, ranked ? unknown_dims(t.shape.dims.size()) : Shape{}));

@@ -6,6 +6,8 @@
 //   GatherND       11, 12 (batch_dims), 13 (bfloat16). indices [..., m] address data[b..b+m) within batch;
 //                  out = indices.shape[:-1] + data.shape[b+m:].
 // Indices are int32/int64 (int64 only for GatherND); negative ones count from the end; out-of-range is an error.
+// Gather of a 1-D shape tensor (symbolic dim values, see InferContext) by constant indices picks its dim values:
+// Gather(Shape(x), 0) of x [N,3] holds N.
 #include "ops/tensor/layout_kit.hpp"
 
 namespace onyx::ops {
@@ -21,6 +23,24 @@ int64_t fix_index(int64_t i, int64_t d) {
 }
 
 // ---- Gather ----
+
+// Dim values of Gather's output when the data is a 1-D list of dims and the indices (0-D or 1-D) are known.
+void gather_dim_values(InferContext& ctx) {
+  if (!ctx.has_input_dim_values(0)) return;
+  const int64_t axis = ctx.attrs.get_int("axis", 0);
+  if (axis != 0 && axis != -1) return;
+  auto data = ctx.input_as_dims(0);
+  auto idx = static_input_ints(ctx, 1);
+  if (!data || !idx) return;
+  const int64_t n = static_cast<int64_t>(data->size());
+  std::vector<Dim> out;
+  for (int64_t i : *idx) {
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) return;  // the run reports it
+    out.push_back((*data)[static_cast<size_t>(i)]);
+  }
+  ctx.set_output_dim_values(0, std::move(out));
+}
 
 void add_gather(Registry& r) {
   for (int v : {1, 11, 13}) {
@@ -40,6 +60,7 @@ void add_gather(Registry& r) {
       s.dims.insert(s.dims.end(), ind.shape.dims.begin(), ind.shape.dims.end());
       s.dims.insert(s.dims.end(), dd.begin() + static_cast<long>(axis) + 1, dd.end());
       ctx.set_output(0, Type::tensor(data.elem, s));
+      if (dd.size() == 1) gather_dim_values(ctx);
     };
     auto kernel = [](const KernelInit& init) {
       const int64_t axis_attr = init.attrs.get_int("axis", 0);

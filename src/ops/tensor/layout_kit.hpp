@@ -180,157 +180,28 @@ inline void gather_strided(const Tensor& src, Tensor& dst, const Dims& out, cons
 
 // ---- symbolic shape values ----
 
-// The values of a small integer tensor (0-D or 1-D) computed from shapes, as dims: static where known, a symbol
-// where it is a symbolic input dim (Shape of [N,3] gives {N, 3}). Follows the producers of `v` through Shape,
-// Constant, initializers, Gather (axis 0, constant indices), Slice, Concat, Unsqueeze, Squeeze, Reshape, Identity
-// and Cast to an integer type, so Reshape/Expand/ConstantOfShape inference sees "[N, -1]" built from Shape(x).
-// nullopt when the value is not known this way.
-inline std::optional<std::vector<Dim>> symbolic_ints(const Value* v, int depth = 0) {
-  constexpr size_t kMaxLen = 64;
-  if (!v || depth > 64) return std::nullopt;
-  auto from_tensor = [&](const Tensor& t) -> std::optional<std::vector<Dim>> {
-    if (t.dims().size() > 1 || t.element_count() > kMaxLen) return std::nullopt;
-    if (t.dtype() != DataType::Int64 && t.dtype() != DataType::Int32) return std::nullopt;
-    std::vector<Dim> out;
-    for (int64_t x : read_ints(t)) out.push_back(Dim{x, {}, {}});
-    return out;
-  };
-  if (v->initializer) return from_tensor(*v->initializer);
-  const Node* p = v->producer;
-  if (!p || (!p->domain.empty() && p->domain != "ai.onnx") || v->producer_output != 0) return std::nullopt;
-  for (const Attribute& a : p->attributes)
-    if (!a.ref_attr_name.empty()) return std::nullopt;  // inside a function: attribute values come from the caller
-  auto in = [&](size_t i) -> std::optional<std::vector<Dim>> {
-    if (i >= p->inputs.size()) return std::nullopt;
-    return symbolic_ints(p->inputs[i], depth + 1);
-  };
-  auto static_list = [&](size_t i) -> std::optional<std::vector<int64_t>> {
-    auto d = in(i);
-    if (!d) return std::nullopt;
-    std::vector<int64_t> out;
-    for (const Dim& x : *d) {
-      if (!x.value) return std::nullopt;
-      out.push_back(*x.value);
-    }
-    return out;
-  };
-  auto int_attr = [&](const char* name, int64_t dflt) {
-    const Attribute* a = p->attribute(name);
-    return a && a->type == AttributeType::Int ? a->i : dflt;
-  };
-  const std::string& op = p->op_type;
-  if (op == "Constant") {
-    if (const Attribute* a = p->attribute("value"); a && a->t) return from_tensor(*a->t);
-    if (const Attribute* a = p->attribute("value_ints"); a && a->ints.size() <= kMaxLen) {
-      std::vector<Dim> out;
-      for (int64_t x : a->ints) out.push_back(Dim{x, {}, {}});
-      return out;
-    }
-    if (const Attribute* a = p->attribute("value_int")) return std::vector<Dim>{Dim{a->i, {}, {}}};
-    return std::nullopt;
-  }
-  if (op == "Shape") {
-    if (p->inputs.empty() || !p->inputs[0]) return std::nullopt;
-    const Type& t = p->inputs[0]->type;
-    if (t.kind != Type::Kind::Tensor || !t.shape.rank_known) return std::nullopt;
-    const int64_t rank = static_cast<int64_t>(t.shape.dims.size());
-    auto clamp = [rank](int64_t x) {
-      if (x < 0) x += rank;
-      return x < 0 ? 0 : (x > rank ? rank : x);
-    };
-    const int64_t s = clamp(int_attr("start", 0)), e = clamp(int_attr("end", rank));
-    std::vector<Dim> out;
-    for (int64_t i = s; i < e; ++i) {
-      Dim d = t.shape.dims[static_cast<size_t>(i)];
-      d.denotation.clear();
-      out.push_back(d);
-    }
-    return out;
-  }
-  if (op == "Identity" || op == "Unsqueeze" || op == "Squeeze" || op == "Reshape") {
-    return in(0);  // the values in order are unchanged
-  }
-  if (op == "Cast") {
-    const int64_t to = int_attr("to", 0);
-    if (to != static_cast<int64_t>(DataType::Int64) && to != static_cast<int64_t>(DataType::Int32)) return std::nullopt;
-    return in(0);
-  }
-  if (op == "Concat") {
-    const int64_t axis = int_attr("axis", 0);
-    if (axis != 0 && axis != -1) return std::nullopt;
-    std::vector<Dim> out;
-    for (size_t i = 0; i < p->inputs.size(); ++i) {
-      auto d = in(i);
-      if (!d) return std::nullopt;
-      out.insert(out.end(), d->begin(), d->end());
-    }
-    return out.size() <= kMaxLen ? std::optional<std::vector<Dim>>(out) : std::nullopt;
-  }
-  if (op == "Gather") {
-    if (int_attr("axis", 0) != 0) return std::nullopt;
-    auto data = in(0);
-    auto idx = static_list(1);
-    if (!data || !idx) return std::nullopt;
-    std::vector<Dim> out;
-    const int64_t n = static_cast<int64_t>(data->size());
-    for (int64_t i : *idx) {
-      if (i < 0) i += n;
-      if (i < 0 || i >= n) return std::nullopt;
-      out.push_back((*data)[static_cast<size_t>(i)]);
-    }
-    return out;
-  }
-  if (op == "Slice") {
-    auto data = in(0);
-    if (!data) return std::nullopt;
-    std::optional<std::vector<int64_t>> starts, ends, axes, steps;
-    if (p->attribute("starts")) {  // Slice-1
-      starts = p->attribute("starts")->ints;
-      if (const Attribute* e = p->attribute("ends")) ends = e->ints;
-      if (const Attribute* a = p->attribute("axes")) axes = a->ints;
-    } else {
-      starts = static_list(1);
-      ends = static_list(2);
-      if (p->inputs.size() > 3 && p->inputs[3]) axes = static_list(3);
-      if (p->inputs.size() > 4 && p->inputs[4]) {
-        steps = static_list(4);
-        if (!steps) return std::nullopt;
-      }
-      if (p->inputs.size() > 3 && p->inputs[3] && !axes) return std::nullopt;
-    }
-    if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
-    if (axes && (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))) return std::nullopt;
-    int64_t step = steps ? (steps->size() == 1 ? (*steps)[0] : 0) : 1;
-    if (step == 0) return std::nullopt;
-    const int64_t n = static_cast<int64_t>(data->size());
-    step = std::clamp<int64_t>(step, -(n + 1), n + 1);  // same elements, no overflow below
-    int64_t s = (*starts)[0], e = (*ends)[0];
-    if (s < 0) s += n;
-    if (e < 0) e += n;
-    std::vector<Dim> out;
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, n);
-      e = std::clamp<int64_t>(e, 0, n);
-      for (int64_t i = s; i < e; i += step) out.push_back((*data)[static_cast<size_t>(i)]);
-    } else if (n > 0) {
-      s = std::clamp<int64_t>(s, 0, n - 1);
-      e = std::clamp<int64_t>(e, -1, n - 1);
-      for (int64_t i = s; i > e; i += step) out.push_back((*data)[static_cast<size_t>(i)]);
-    }
-    return out;
-  }
-  return std::nullopt;
-}
-
-// symbolic_ints of input i of the node being inferred, keeping only lists without negative static values (valid
-// shapes for Expand/ConstantOfShape; Reshape's -1 is handled by its own caller).
-inline std::optional<std::vector<Dim>> symbolic_input(const InferContext& ctx, size_t i, bool allow_minus_one = false) {
-  if (!ctx.has_input(i) || i >= ctx.node.inputs.size()) return std::nullopt;
-  auto d = symbolic_ints(ctx.node.inputs[i]);
+// Input i of the node being inferred as a target shape (Reshape, Expand, ConstantOfShape): its constant value or
+// the symbolic contents its producer propagated (ctx.input_as_dims), e.g. {N, -1} from Concat(Shape(x)[0], [-1]).
+// Only lists without negative static values are given (valid shapes; with allow_minus_one, Reshape's -1 passes).
+inline std::optional<std::vector<Dim>> shape_input_dims(const InferContext& ctx, size_t i, bool allow_minus_one = false) {
+  if (!ctx.has_input(i)) return std::nullopt;
+  auto d = ctx.input_as_dims(i);
   if (!d) return std::nullopt;
   for (const Dim& x : *d)
     if (x.value && *x.value < (allow_minus_one ? -1 : 0)) return std::nullopt;
   return d;
+}
+
+// Static values of input i when its dims (ctx.input_as_dims) are all known: indices, axes, starts...
+inline std::optional<std::vector<int64_t>> static_input_ints(const InferContext& ctx, size_t i) {
+  auto d = ctx.input_as_dims(i);
+  if (!d) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const Dim& x : *d) {
+    if (!x.value) return std::nullopt;
+    out.push_back(*x.value);
+  }
+  return out;
 }
 
 // ---- inference helpers ----

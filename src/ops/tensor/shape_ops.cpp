@@ -11,7 +11,9 @@
 //   Unsqueeze 1, 11 (negative axes), 13 (axes as an int64 input), 21, 23, 24, 25.
 // Inference keeps symbolic dims where the op keeps them; Shape and Size give their value when it is known from the
 // input's shape (only the sliced dims of Shape need to be static), so Shape -> Gather -> Concat -> Reshape chains
-// fold at session creation.
+// fold at session creation. Shape also gives its symbolic contents (InferContext dim values, e.g. {N, 3}), which
+// Identity, Reshape, Flatten, Squeeze and Unsqueeze pass on unchanged (they keep the elements in order), and Reshape
+// reads its target shape from them: Reshape(x, Concat(Shape(x)[0], [-1])) of x [N,3,4,4] is [N,48].
 #include <algorithm>
 
 #include "ops/tensor/layout_kit.hpp"
@@ -35,6 +37,7 @@ void add_identity(Registry& r) {
     auto infer = [](InferContext& ctx) {
       infer_same_as_input(ctx);
       if (const Tensor* c = ctx.input_value(0)) ctx.output_values[0] = *c;
+      ctx.forward_dim_values();
     };
     auto kernel = [v](const KernelInit&) {
       return make_kernel([v](KernelContext& ctx) {
@@ -77,6 +80,7 @@ void add_shape(Registry& r) {
       auto [start, end] = bounds(ctx.attrs);
       auto [s, e] = shape_range(static_cast<int64_t>(t.shape.dims.size()), start, end);
       ctx.set_output(0, tensor_type(D::Int64, {e - s}));
+      ctx.set_output_dim_values(0, std::vector<Dim>(t.shape.dims.begin() + s, t.shape.dims.begin() + e));
       std::vector<int64_t> vals;
       for (int64_t i = s; i < e; ++i) {
         const Dim& d = t.shape.dims[static_cast<size_t>(i)];
@@ -234,6 +238,7 @@ void add_reshape(Registry& r) {
     auto infer = [v](InferContext& ctx) {
       const Type& t = ctx.input_type(0);
       const bool allowzero = v >= 14 && ctx.attrs.get_int("allowzero", 0) != 0;
+      ctx.forward_dim_values();
       const Shape in = t.kind == Type::Kind::Tensor ? t.shape : Shape{};
       if (v == 1) {
         if (!ctx.attrs.has("shape")) ctx.error("Reshape-1 needs the 'shape' attribute");
@@ -244,7 +249,7 @@ void add_reshape(Registry& r) {
         ctx.set_output(0, Type::tensor(t.elem, reshape_shape(in, as_dims(read_int_list(*s, "shape")), allowzero)));
         return;
       }
-      if (auto sym = symbolic_input(ctx, 1, true)) {  // e.g. Concat(Gather(Shape(x), 0), [-1])
+      if (auto sym = shape_input_dims(ctx, 1, true)) {  // e.g. Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])
         ctx.set_output(0, Type::tensor(t.elem, reshape_shape(in, *sym, allowzero)));
         return;
       }
@@ -300,6 +305,7 @@ void add_flatten(Registry& r) {
   for (int v : {1, 9, 11, 13, 21, 23, 24, 25}) {
     auto infer = [v](InferContext& ctx) {
       const Type& t = ctx.input_type(0);
+      ctx.forward_dim_values();
       if (t.kind != Type::Kind::Tensor || !t.shape.rank_known) {
         ctx.set_output(0, Type::tensor(t.elem, unknown_dims(2)));
         return;
@@ -347,6 +353,7 @@ void add_squeeze(Registry& r) {
   for (int v : {1, 11, 13, 21, 23, 24, 25}) {
     auto infer = [v](InferContext& ctx) {
       const Type& t = ctx.input_type(0);
+      ctx.forward_dim_values();
       bool given = false;
       auto axes = infer_axes(ctx, v, &given);
       if (t.kind != Type::Kind::Tensor || !t.shape.rank_known) {
@@ -435,6 +442,7 @@ void add_unsqueeze(Registry& r) {
       const Type& t = ctx.input_type(0);
       if (v < 13 && !ctx.attrs.has("axes")) ctx.error("Unsqueeze needs the 'axes' attribute");
       if (v >= 13 && !ctx.has_input(1)) ctx.error("Unsqueeze-13 needs the 'axes' input");
+      ctx.forward_dim_values();
       bool given = false;
       auto axes = infer_axes(ctx, v, &given);
       if (t.kind != Type::Kind::Tensor || !t.shape.rank_known) {

@@ -5,6 +5,8 @@
 // Per sliced axis of size d: negative starts/ends count from the end (+d); with a positive step start and end are
 // clamped to [0, d], with a negative step start to [0, d-1] and end to [-1, d-1]; the length is
 // max(0, ceil((end - start) / step)). A step of 0 and repeated axes are errors.
+// Slicing a 1-D shape tensor (symbolic dim values, see InferContext) with known arguments slices its dim values:
+// Shape(x)[1:] of x [N,3,8] holds {3, 8}, Shape(x)[:1] holds {N}.
 #include <algorithm>
 
 #include "ops/tensor/layout_kit.hpp"
@@ -107,6 +109,22 @@ Shape infer_slice_shape(const Shape& in, const SliceArgs& a) {
   return out;
 }
 
+// Dim values of the output when input 0 is a 1-D list of dims (from Shape...) and the arguments are known.
+void slice_dim_values(InferContext& ctx, const SliceArgs& a) {
+  if (!ctx.has_input_dim_values(0)) return;
+  auto data = ctx.input_as_dims(0);
+  if (!data) return;
+  std::vector<AxisSlice> plan;
+  try {
+    plan = plan_slice({static_cast<int64_t>(data->size())}, a);
+  } catch (const Error&) {
+    return;  // the run reports it
+  }
+  std::vector<Dim> out;
+  for (int64_t k = 0, i = plan[0].start; k < plan[0].len; ++k, i += plan[0].step) out.push_back((*data)[static_cast<size_t>(i)]);
+  ctx.set_output_dim_values(0, std::move(out));
+}
+
 void add_slice(Registry& r) {
   // Slice-1: attributes.
   {
@@ -125,6 +143,7 @@ void add_slice(Registry& r) {
         return;
       }
       ctx.set_output(0, Type::tensor(t.elem, infer_slice_shape(t.shape, a)));
+      if (t.shape.dims.size() == 1) slice_dim_values(ctx, a);
     };
     auto kernel = [args_of](const KernelInit& init) {
       SliceArgs a = args_of(init.attrs);
@@ -151,6 +170,18 @@ void add_slice(Registry& r) {
         if (ax) a.axes = read_index_input(*ax, "axes");
         if (st) a.steps = read_index_input(*st, "steps");
         ctx.set_output(0, Type::tensor(t.elem, infer_slice_shape(t.shape, a)));
+        if (t.shape.dims.size() == 1) slice_dim_values(ctx, a);
+        return;
+      }
+      // Arguments computed from shapes (static dim values), e.g. Shape(y)[-1:] as an end.
+      auto s_v = static_input_ints(ctx, 1), e_v = static_input_ints(ctx, 2);
+      std::optional<std::vector<int64_t>> ax_v, st_v;
+      if (ctx.has_input(3)) ax_v = static_input_ints(ctx, 3);
+      if (ctx.has_input(4)) st_v = static_input_ints(ctx, 4);
+      if (s_v && e_v && (!ctx.has_input(3) || ax_v) && (!ctx.has_input(4) || st_v)) {
+        SliceArgs a{*s_v, *e_v, ax_v.value_or(std::vector<int64_t>{}), st_v.value_or(std::vector<int64_t>{})};
+        ctx.set_output(0, Type::tensor(t.elem, infer_slice_shape(t.shape, a)));
+        if (t.shape.dims.size() == 1) slice_dim_values(ctx, a);
         return;
       }
       // Values unknown: the dims of the sliced axes are unknown, the others stay when the axes are known.
