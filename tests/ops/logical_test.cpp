@@ -11,6 +11,7 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
+using testing::expect_error;
 
 std::vector<bool> bools(const Datum& d) {
   const Tensor& t = d.tensor;
@@ -57,16 +58,6 @@ Type inferred(const std::string& op, int64_t opset, const std::vector<std::pair<
   g.node.push_back(n);
   Session s = Session::from_bytes(pb::serialize_model(m));
   return s.outputs().at(0).type;
-}
-
-template <class N>
-void expect_error(N&& node, const std::string& text) {
-  try {
-    node.run();
-    FAIL() << "expected an error containing: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
 }
 
 TEST(Logical, AndOrXorTruthTables_Opset7) {

@@ -9,6 +9,7 @@ namespace {
 using D = DataType;
 using testing::make_tensor;
 using testing::OneNode;
+using testing::expect_error;
 
 template <class T>
 std::vector<T> vals(const Datum& d) {
@@ -20,15 +21,6 @@ Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make
 Tensor u8(std::vector<int64_t> dims, const std::vector<uint8_t>& v) { return make_tensor<uint8_t>(D::UInt8, std::move(dims), v); }
 Tensor i8(std::vector<int64_t> dims, const std::vector<int8_t>& v) { return make_tensor<int8_t>(D::Int8, std::move(dims), v); }
 
-void expect_error(OneNode& n, const std::string& needle) {
-  try {
-    n.run();
-    FAIL() << "expected an error containing " << needle;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-void expect_error(OneNode&& n, const std::string& needle) { expect_error(n, needle); }
 
 // ---- MatMulInteger ----
 

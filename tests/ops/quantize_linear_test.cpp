@@ -11,6 +11,7 @@ namespace {
 using D = DataType;
 using testing::make_tensor;
 using testing::OneNode;
+using testing::expect_error;
 
 template <class T>
 std::vector<T> vals(const Datum& d) {
@@ -21,14 +22,6 @@ std::vector<T> vals(const Datum& d) {
 Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make_tensor<float>(D::Float, std::move(dims), v); }
 Tensor u8(D dt, std::vector<int64_t> dims, const std::vector<uint8_t>& v) { return make_tensor<uint8_t>(dt, std::move(dims), v); }
 
-void expect_error(OneNode& n, const std::string& needle) {
-  try {
-    n.run();
-    FAIL() << "expected an error containing " << needle;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
 
 // ---- QuantizeLinear ----
 

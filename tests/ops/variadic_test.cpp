@@ -10,17 +10,8 @@ namespace {
 
 using testing::make_tensor;
 using testing::OneNode;
+using testing::expect_error;
 using testing::values;
-
-template <class N>
-void expect_error(N&& node, const std::string& text) {
-  try {
-    node.run();
-    FAIL() << "expected an error containing: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
 
 OneNode three(const char* op, int64_t opset) {
   return std::move(OneNode(op, opset)
