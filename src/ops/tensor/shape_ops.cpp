@@ -90,7 +90,8 @@ void add_shape(Registry& r) {
       ctx.output_values[0] = int64_tensor({e - s}, vals);
     };
     auto kernel = [bounds](const KernelInit& init) {
-      auto [start, end] = bounds(init.attrs);
+      const auto range = bounds(init.attrs);  // a pair, not a structured binding: clang 14 cannot capture those
+      const int64_t start = range.first, end = range.second;
       return make_kernel([start, end](KernelContext& ctx) {
         const Dims& dims = ctx.input(0).dims();
         auto [s, e] = shape_range(static_cast<int64_t>(dims.size()), start, end);
