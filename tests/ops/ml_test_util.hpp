@@ -62,12 +62,12 @@ class MlNode {
   }
   MlNode& attr_int(const std::string& n, int64_t v) { attr(n, pb::AttrType::Int).i = v; return *this; }
   MlNode& attr_float(const std::string& n, float v) { attr(n, pb::AttrType::Float).f = v; return *this; }
-  MlNode& attr_string(const std::string& n, const std::string& v) { attr(n, pb::AttrType::String).s = arena_.save(v); return *this; }
+  MlNode& attr_string(const std::string& n, const std::string& v) { attr(n, pb::AttrType::String).s = arena_->save(v); return *this; }
   MlNode& attr_ints(const std::string& n, std::vector<int64_t> v) { attr(n, pb::AttrType::Ints).ints = std::move(v); return *this; }
   MlNode& attr_floats(const std::string& n, std::vector<float> v) { attr(n, pb::AttrType::Floats).floats = std::move(v); return *this; }
   MlNode& attr_strings(const std::string& n, const std::vector<std::string>& v) {
     auto& a = attr(n, pb::AttrType::Strings);
-    for (const auto& s : v) a.strings.push_back(arena_.save(s));
+    for (const auto& s : v) a.strings.push_back(arena_->save(s));
     return *this;
   }
   MlNode& attr_tensor(const std::string& n, const Tensor& t) {
@@ -75,9 +75,9 @@ class MlNode {
     p.data_type = static_cast<int32_t>(t.dtype());
     p.dims = t.dims();
     if (t.dtype() == DataType::String) {
-      for (const auto& s : t.string_values()) p.string_data.push_back(arena_.save(s));
+      for (const auto& s : t.string_values()) p.string_data.push_back(arena_->save(s));
     } else {
-      p.raw_data = arena_.save(std::string(t.bytes()));
+      p.raw_data = arena_->save(std::string(t.bytes()));
     }
     attr(n, pb::AttrType::Tensor).t = std::move(p);
     return *this;
@@ -90,25 +90,25 @@ class MlNode {
   std::vector<Datum> run() {
     pb::Model m;
     m.ir_version = 10;
-    m.opset_import.push_back({arena_.save(domain_), opset_, {}});
+    m.opset_import.push_back({arena_->save(domain_), opset_, {}});
     m.opset_import.push_back({"", 21, {}});
     pb::Graph& g = m.graph.emplace();
     g.name = "one_node";
     pb::Node n;
-    n.op_type = arena_.save(op_);
-    n.domain = arena_.save(domain_);
+    n.op_type = arena_->save(op_);
+    n.domain = arena_->save(domain_);
     std::map<std::string, Datum> feeds;
     for (auto& in : inputs_) {
-      n.input.push_back(arena_.save(in.name));
+      n.input.push_back(arena_->save(in.name));
       pb::ValueInfo& vi = g.input.emplace_back();
-      vi.name = arena_.save(in.name);
+      vi.name = arena_->save(in.name);
       vi.type = in.type;
       feeds[in.name] = in.datum;
     }
     for (int i = 0; i < num_outputs_; ++i) {
       std::string name = "out" + std::to_string(i);
-      n.output.push_back(arena_.save(name));
-      g.output.emplace_back().name = arena_.save(name);
+      n.output.push_back(arena_->save(name));
+      g.output.emplace_back().name = arena_->save(name);
     }
     n.attribute = attrs_;
     g.node.push_back(n);
@@ -130,13 +130,13 @@ class MlNode {
     for (auto& a : attrs_)
       if (a.name && *a.name == name) found = &a;
     pb::Attribute& a = found ? (*found = pb::Attribute{}) : attrs_.emplace_back();
-    a.name = arena_.save(name);
+    a.name = arena_->save(name);
     a.type = static_cast<int32_t>(t);
     return a;
   }
   std::string op_, domain_;
   int64_t opset_;
-  pb::Arena arena_;
+  std::shared_ptr<pb::Arena> arena_ = std::make_shared<pb::Arena>();  // shared: copies keep the views valid
   std::vector<In> inputs_;
   std::vector<pb::Attribute> attrs_;
   int num_outputs_ = 1;

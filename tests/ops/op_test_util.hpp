@@ -47,7 +47,7 @@ class OneNode {
   }
   OneNode& attr_string(const std::string& name, const std::string& v) {
     auto& a = attr(name, pb::AttrType::String);
-    a.s = arena_.save(v);
+    a.s = arena_->save(v);
     return *this;
   }
   OneNode& attr_ints(const std::string& name, std::vector<int64_t> v) {
@@ -69,19 +69,19 @@ class OneNode {
   std::vector<Datum> run() {
     pb::Model m;
     m.ir_version = 10;
-    m.opset_import.push_back({arena_.save(domain_), opset_, {}});
+    m.opset_import.push_back({arena_->save(domain_), opset_, {}});
     if (!domain_.empty()) m.opset_import.push_back({"", 21, {}});
     pb::Graph& g = m.graph.emplace();
     g.name = "one_node";
     pb::Node n;
-    n.op_type = arena_.save(op_);
-    if (!domain_.empty()) n.domain = arena_.save(domain_);
+    n.op_type = arena_->save(op_);
+    if (!domain_.empty()) n.domain = arena_->save(domain_);
     std::map<std::string, Datum> feeds;
     for (auto& [name, t] : inputs_) {
-      n.input.push_back(arena_.save(name));
+      n.input.push_back(arena_->save(name));
       if (name.empty()) continue;
       pb::ValueInfo& vi = g.input.emplace_back();
-      vi.name = arena_.save(name);
+      vi.name = arena_->save(name);
       auto& tt = vi.type.emplace().tensor_type.emplace();
       tt.elem_type = static_cast<int32_t>(t.dtype());
       auto& shape = tt.shape.emplace();
@@ -90,8 +90,8 @@ class OneNode {
     }
     for (int i = 0; i < num_outputs_; ++i) {
       std::string name = "out" + std::to_string(i);
-      n.output.push_back(arena_.save(name));
-      g.output.emplace_back().name = arena_.save(name);
+      n.output.push_back(arena_->save(name));
+      g.output.emplace_back().name = arena_->save(name);
     }
     n.attribute = attrs_;
     g.node.push_back(n);
@@ -104,13 +104,13 @@ class OneNode {
  private:
   pb::Attribute& attr(const std::string& name, pb::AttrType t) {
     pb::Attribute& a = attrs_.emplace_back();
-    a.name = arena_.save(name);
+    a.name = arena_->save(name);
     a.type = static_cast<int32_t>(t);
     return a;
   }
   std::string op_, domain_;
   int64_t opset_;
-  pb::Arena arena_;
+  std::shared_ptr<pb::Arena> arena_ = std::make_shared<pb::Arena>();  // shared: copies keep the views valid
   std::vector<std::pair<std::string, Tensor>> inputs_;
   std::vector<pb::Attribute> attrs_;
   int num_outputs_ = 1;

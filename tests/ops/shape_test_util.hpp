@@ -33,7 +33,7 @@ class GraphBuilder {
     g.name = "g";
   }
   pb::Graph& graph() { return *m_.graph; }
-  pb::Str s(const std::string& x) { return arena_.save(x); }
+  pb::Str s(const std::string& x) { return arena_->save(x); }
 
   // A graph input; dims are numbers or symbols ("N").
   GraphBuilder& input(const std::string& name, DataType dt, const std::vector<std::string>& dims) {
@@ -93,7 +93,7 @@ class GraphBuilder {
   Session session() { return Session::from_bytes(pb::serialize_model(m_)); }
 
  private:
-  pb::Arena arena_;
+  std::shared_ptr<pb::Arena> arena_ = std::make_shared<pb::Arena>();  // shared: copies keep the views valid
   pb::Model m_;
 };
 
