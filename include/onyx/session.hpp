@@ -1,5 +1,7 @@
 // onyx's C++ API: load a model into a session, inspect its inputs and outputs, run it.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -15,6 +17,22 @@ struct SessionOptions {
   int threads = 0;             // intra-op threads; 0 = physical cores
   int optimization_level = 1;  // 0 off, 1 basic, 2 all
   int log_level = 2;           // 0 verbose .. 4 fatal
+};
+
+// One node's run, for profiles. Times are steady-clock nanoseconds since the run began.
+struct NodeTiming {
+  std::string graph;    // the graph's label: the main graph, or a subgraph's path
+  std::string node;     // the node's name (or #index)
+  std::string op_type;
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+};
+
+struct RunOptions {
+  // Checked before each node (subgraph nodes included); once it reads true the run stops with an error.
+  const std::atomic<bool>* terminate = nullptr;
+  // When set, receives one entry per node run, in order of completion.
+  std::vector<NodeTiming>* profile = nullptr;
 };
 
 struct IoInfo {
@@ -33,11 +51,13 @@ class Session {
   const std::vector<IoInfo>& inputs() const;
   const std::vector<IoInfo>& outputs() const;
   const Model& model() const;
+  const SessionOptions& options() const;
 
   // Runs the model. `feeds` names every graph input (inputs with an initializer may be omitted); `output_names`
   // selects outputs (empty: all, in graph order). Feeds are checked before anything runs.
   std::vector<std::pair<std::string, Datum>> run(const std::map<std::string, Datum>& feeds,
-                                                 const std::vector<std::string>& output_names = {}) const;
+                                                 const std::vector<std::string>& output_names = {},
+                                                 const RunOptions& options = {}) const;
 
   struct Impl;  // defined in src/exec/session.cpp
 

@@ -3,6 +3,7 @@
 // see their outer scope; model-local functions run their body as a graph).
 #include "onyx/session.hpp"
 
+#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,10 +42,17 @@ struct GraphPlan {
   std::vector<Ref> outputs;
 };
 
+// What one run carries through every frame: the caller's options and the clock the profile counts from.
+struct RunState {
+  const RunOptions* options = nullptr;
+  std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+};
+
 struct Frame {
   const GraphPlan* plan;
   std::vector<Datum> values;
   const Frame* parent;
+  const RunState* run;
 };
 
 std::string where(const Node& n) { return cat(n.graph ? n.graph->label() + ": " : "", "node ", n.label()); }
@@ -74,6 +82,7 @@ bool is_random_op(const Node& n) {
 }  // namespace
 
 struct Session::Impl {
+  SessionOptions options;
   Model model;
   std::vector<IoInfo> inputs, outputs;
   std::shared_ptr<GraphPlan> main;
@@ -263,7 +272,8 @@ struct Session::Impl {
   }
   std::vector<std::shared_ptr<std::vector<const Attribute*>>> function_scopes;
 
-  std::vector<Datum> execute(const GraphPlan& plan, std::vector<Datum> inputs, const Frame* parent) const;
+  std::vector<Datum> execute(const GraphPlan& plan, std::vector<Datum> inputs, const Frame* parent,
+                             const RunState& run) const;
 };
 
 namespace {
@@ -280,8 +290,10 @@ class FrameRunner : public ops::SubgraphRunner {
 
 }  // namespace
 
-std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Datum> inputs, const Frame* parent) const {
-  Frame frame{&plan, std::vector<Datum>(plan.graph->values().size()), parent};
+std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Datum> inputs, const Frame* parent,
+                                          const RunState& run) const {
+  Frame frame{&plan, std::vector<Datum>(plan.graph->values().size()), parent, &run};
+  const RunOptions& options = *run.options;
   for (const auto& [id, t] : plan.constants) frame.values[id] = Datum::of(*t);
   if (inputs.size() > plan.input_ids.size())
     fail(plan.graph->label(), ": ", inputs.size(), " inputs given, the graph takes ", plan.input_ids.size());
@@ -290,6 +302,9 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
   FrameRunner runner(*this, frame);
   for (const Step& step : plan.steps) {
     const Node& n = *step.node;
+    if (options.terminate && options.terminate->load(std::memory_order_relaxed))
+      fail(label, ": run terminated by the caller before ", where(n));
+    auto started = std::chrono::steady_clock::now();
     std::vector<const Datum*> in;
     in.reserve(step.inputs.size());
     for (const auto& r : step.inputs) {
@@ -301,7 +316,7 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
       if (step.function_body) {
         std::vector<Datum> args;
         for (const Datum* d : in) args.push_back(d ? *d : Datum{});
-        outs = execute(*step.function_body, std::move(args), nullptr);
+        outs = execute(*step.function_body, std::move(args), nullptr, run);
       } else {
         if (step.def && !step.def->types.empty()) {
           std::vector<DataType> dtypes;
@@ -317,6 +332,13 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
       if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
       fail(label, ": ", where(n), ": ", msg);
     }
+    if (options.profile) {
+      auto ended = std::chrono::steady_clock::now();
+      using std::chrono::nanoseconds;
+      options.profile->push_back({plan.graph->label(), n.label(), n.op_type,
+                                  std::chrono::duration_cast<nanoseconds>(started - run.began).count(),
+                                  std::chrono::duration_cast<nanoseconds>(ended - started).count()});
+    }
     for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i)
       if (n.outputs[i]) frame.values[n.outputs[i]->id] = std::move(outs[i]);
     for (size_t id : step.release) frame.values[id] = Datum{};
@@ -330,7 +352,7 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
 std::vector<Datum> FrameRunner::run(const Graph& g, std::vector<Datum> inputs) {
   auto it = s_.plans.find(&g);
   if (it == s_.plans.end()) fail(g.label(), ": subgraph was not compiled");
-  return s_.execute(*it->second, std::move(inputs), &f_);
+  return s_.execute(*it->second, std::move(inputs), &f_, *f_.run);
 }
 
 namespace {
@@ -358,8 +380,9 @@ void align_graph(Graph& g) {
     }
 }
 
-Session::Impl* make_impl(pb::ModelDocument doc) {
+Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options) {
   auto impl = std::make_unique<Session::Impl>();
+  impl->options = options;
   check::check_model_or_throw(doc);
   impl->model = build_model(doc);
   align_graph(*impl->model.graph);
@@ -416,20 +439,23 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
-Session Session::from_file(const std::filesystem::path& path, const SessionOptions&) {
-  return Session(std::unique_ptr<Impl>(make_impl(pb::load_model_file(path))));
+Session Session::from_file(const std::filesystem::path& path, const SessionOptions& options) {
+  return Session(std::unique_ptr<Impl>(make_impl(pb::load_model_file(path), options)));
 }
 
-Session Session::from_bytes(std::string bytes, const SessionOptions&) {
-  return Session(std::unique_ptr<Impl>(make_impl(pb::load_model_bytes(std::move(bytes)))));
+Session Session::from_bytes(std::string bytes, const SessionOptions& options) {
+  return Session(std::unique_ptr<Impl>(make_impl(pb::load_model_bytes(std::move(bytes)), options)));
 }
+
+const SessionOptions& Session::options() const { return impl_->options; }
 
 const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
 const Model& Session::model() const { return impl_->model; }
 
 std::vector<std::pair<std::string, Datum>> Session::run(const std::map<std::string, Datum>& feeds,
-                                                        const std::vector<std::string>& output_names) const {
+                                                        const std::vector<std::string>& output_names,
+                                                        const RunOptions& options) const {
   const Graph& g = *impl_->model.graph;
   std::map<std::string, int64_t> symbols;
   for (const auto& [name, d] : feeds) {
@@ -458,7 +484,9 @@ std::vector<std::pair<std::string, Datum>> Session::run(const std::map<std::stri
       wanted.push_back(i);
     }
   }
-  std::vector<Datum> all = impl_->execute(*impl_->main, std::move(inputs), nullptr);
+  RunState run;
+  run.options = &options;
+  std::vector<Datum> all = impl_->execute(*impl_->main, std::move(inputs), nullptr, run);
   std::vector<std::pair<std::string, Datum>> result;
   for (size_t i : wanted) result.emplace_back(g.outputs[i]->name, all[i]);
   return result;

@@ -95,6 +95,45 @@ TEST(Session, InferenceErrorsAreReportedAtCreation) {
   }
 }
 
+TEST(Session, ProfileRecordsEachNodeRun) {
+  Session s = Session::from_bytes(add_model());
+  std::vector<NodeTiming> profile;
+  RunOptions ro;
+  ro.profile = &profile;
+  s.run({{"A", floats({2, 3})}, {"B", floats({2, 3})}}, {}, ro);
+  ASSERT_EQ(profile.size(), 1u);
+  EXPECT_EQ(profile[0].op_type, "Add");
+  EXPECT_EQ(profile[0].graph, "main graph 'adder'");
+  EXPECT_GE(profile[0].start_ns, 0);
+  EXPECT_GE(profile[0].duration_ns, 0);
+  s.run({{"A", floats({2, 3})}, {"B", floats({2, 3})}}, {}, ro);
+  EXPECT_EQ(profile.size(), 2u);  // appended, never cleared
+}
+
+TEST(Session, TerminateFlagStopsTheRun) {
+  Session s = Session::from_bytes(add_model());
+  std::atomic<bool> stop{true};
+  RunOptions ro;
+  ro.terminate = &stop;
+  try {
+    s.run({{"A", floats({2, 3})}, {"B", floats({2, 3})}}, {}, ro);
+    ADD_FAILURE() << "expected the run to stop";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("terminated"), std::string::npos) << e.what();
+  }
+  stop = false;
+  EXPECT_EQ(s.run({{"A", floats({2, 3})}, {"B", floats({2, 3})}}, {}, ro).size(), 1u);
+}
+
+TEST(Session, KeepsItsOptions) {
+  SessionOptions o;
+  o.threads = 1;
+  o.optimization_level = 0;
+  Session s = Session::from_bytes(add_model(), o);
+  EXPECT_EQ(s.options().threads, 1);
+  EXPECT_EQ(s.options().optimization_level, 0);
+}
+
 TEST(Session, BadModelBytesAreAClearError) {
   EXPECT_THROW(Session::from_bytes("\x0a\xff"), Error);
 }
