@@ -13,7 +13,8 @@
  *     versions newer than the library. The returned table's `version` is the library's own (>= v), so a caller
  *     built against version v uses only the members of versions <= v and never reads past them.
  *   - Enumerator values are never changed; new ones are only added. OnyxElementType follows ONNX's
- *     TensorProto.DataType numbering.
+ *     TensorProto.DataType numbering. Enumerated types travel as int32_t (a fixed size in the ABI), and any value a
+ *     caller passes is checked.
  *   - Handles are opaque: their layout is not part of the ABI.
  *
  * Errors
@@ -67,7 +68,7 @@ typedef struct OnyxRunOptions OnyxRunOptions;
  * optionals (onyx_value_kind tells which; the tensor accessors refuse the others). */
 typedef struct OnyxValue OnyxValue;
 
-typedef enum OnyxErrorCode {
+enum OnyxErrorCodeValue {
   ONYX_OK = 0,
   ONYX_ERROR_INVALID_ARGUMENT = 1, /* a bad argument: NULL pointer, bad enum value, size mismatch, unknown or
                                       duplicate input/output name, a feed of the wrong element type or shape */
@@ -77,10 +78,11 @@ typedef enum OnyxErrorCode {
   ONYX_ERROR_TERMINATED = 5,       /* the run stopped because its run options' terminate flag was set */
   ONYX_ERROR_OUT_OF_MEMORY = 6,
   ONYX_ERROR_INTERNAL = 7          /* anything else; the message says what */
-} OnyxErrorCode;
+};
+typedef int32_t OnyxErrorCode;
 
 /* ONNX's TensorProto.DataType numbers. */
-typedef enum OnyxElementType {
+enum OnyxElementTypeValue {
   ONYX_TYPE_UNDEFINED = 0,
   ONYX_TYPE_FLOAT = 1,
   ONYX_TYPE_UINT8 = 2,
@@ -108,9 +110,10 @@ typedef enum OnyxElementType {
   ONYX_TYPE_FLOAT8E8M0 = 24,
   ONYX_TYPE_UINT2 = 25,
   ONYX_TYPE_INT2 = 26
-} OnyxElementType;
+};
+typedef int32_t OnyxElementType;
 
-typedef enum OnyxValueKind {
+enum OnyxValueKindValue {
   ONYX_VALUE_UNKNOWN = 0, /* in model inputs/outputs: the model declares no type */
   ONYX_VALUE_TENSOR = 1,
   ONYX_VALUE_SPARSE_TENSOR = 2,
@@ -118,10 +121,12 @@ typedef enum OnyxValueKind {
   ONYX_VALUE_MAP = 4,
   ONYX_VALUE_OPTIONAL = 5,
   ONYX_VALUE_OPAQUE = 6
-} OnyxValueKind;
+};
+typedef int32_t OnyxValueKind;
 
 /* Selects the model's inputs or outputs in the onyx_session_io_* queries. */
-typedef enum OnyxIo { ONYX_IO_INPUT = 0, ONYX_IO_OUTPUT = 1 } OnyxIo;
+enum OnyxIoValue { ONYX_IO_INPUT = 0, ONYX_IO_OUTPUT = 1 };
+typedef int32_t OnyxIo;
 
 /* ---- status ---- */
 /* NULL is success: ONYX_OK and the message "". */

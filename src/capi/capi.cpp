@@ -316,7 +316,10 @@ const char* onyx_element_type_name(OnyxElementType type) {
 // ---- session options ----
 
 OnyxStatus* onyx_session_options_create(OnyxSessionOptions** out) {
-  return guard("onyx_session_options_create", ONYX_ERROR_INTERNAL, [&] { *need(out, "out") = new OnyxSessionOptions{}; });
+  return guard("onyx_session_options_create", ONYX_ERROR_INTERNAL, [&] {
+    need(out, "out");  // first: in `*need(out) = new ...` the new would run before the check, and leak
+    *out = new OnyxSessionOptions{};
+  });
 }
 
 OnyxStatus* onyx_session_options_set_threads(OnyxSessionOptions* options, int32_t threads) {
@@ -430,7 +433,10 @@ OnyxStatus* onyx_session_io_dims(const OnyxSession* session, OnyxIo which, size_
 // ---- run options ----
 
 OnyxStatus* onyx_run_options_create(OnyxRunOptions** out) {
-  return guard("onyx_run_options_create", ONYX_ERROR_INTERNAL, [&] { *need(out, "out") = new OnyxRunOptions; });
+  return guard("onyx_run_options_create", ONYX_ERROR_INTERNAL, [&] {
+    need(out, "out");
+    *out = new OnyxRunOptions;
+  });
 }
 
 OnyxStatus* onyx_run_options_set_terminate(OnyxRunOptions* options, int terminate) {
@@ -474,10 +480,12 @@ OnyxStatus* onyx_session_run(const OnyxSession* session, const OnyxRunOptions* r
       collect_bytes(d, fed_bytes);
     }
     for (const onyx::IoInfo& in : s.inputs())
-      if (!feeds.count(in.name)) reject(model, ": input '", in.name, "' is missing (", in.type.to_string_with_shape(), ")");
+      if (!feeds.count(in.name))
+        reject(model, ": input '", in.name, "' is missing (", in.type.to_string_with_shape(), ")");
 
     std::vector<std::string> wanted;
-    if (output_names && !output_count) reject("output_count is 0; name at least one output, or pass NULL names for all");
+    if (output_names && !output_count)
+      reject("output_count is 0; name at least one output, or pass NULL names for all");
     if (!output_names) {
       if (output_count != s.outputs().size())
         reject("output_names is NULL (all outputs) but output_count is ", output_count, "; the model has ",
@@ -511,7 +519,8 @@ OnyxStatus* onyx_session_run(const OnyxSession* session, const OnyxRunOptions* r
       made.emplace_back(new_value(std::move(d), OnyxValue::Origin::Output));
     }
     if (made.size() != output_count)
-      throw ApiError(ONYX_ERROR_INTERNAL, cat("the run returned ", made.size(), " outputs, ", output_count, " were asked for"));
+      throw ApiError(ONYX_ERROR_INTERNAL,
+                     cat("the run returned ", made.size(), " outputs, ", output_count, " were asked for"));
     for (size_t i = 0; i < made.size(); ++i) outputs[i] = made[i].release();
   });
 }
@@ -525,7 +534,8 @@ OnyxStatus* onyx_tensor_create(OnyxElementType type, const int64_t* dims, size_t
     DataType dt = element_type(type);
     uint64_t count = 0;
     std::vector<int64_t> d = read_dims(dims, rank, count);
-    bool fits = dt == DataType::String ? count <= SIZE_MAX / sizeof(std::string) : onyx::raw_byte_size(dt, count).has_value();
+    bool fits = dt == DataType::String ? count <= SIZE_MAX / sizeof(std::string)
+                                       : onyx::raw_byte_size(dt, count).has_value();
     if (!fits) reject("a ", dt, dims_text(d), " tensor is too large");
     *out = new_value(Datum::of(Tensor::allocate(dt, std::move(d))), OnyxValue::Origin::Caller);
   });

@@ -1,13 +1,13 @@
 // Writes the model the C API test runs (argument: the output path), with onyx's own writer. Built with the tests
 // and run by ctest before c_api_test, so the C test needs no external data and the tree holds no binary blob.
 //
-// Inputs:  X float[N,3], B float[3] (initializer {0.5,0.5,0.5}, so optional), S string[K], M int64 scalar,
-//          I int64 scalar (initializer 0, optional)
+// Inputs:  X float[N,3], B float[3] (initializer {0.5,0.5,0.5}, so optional), S string[K], M int64 with no declared
+//          shape (unknown rank; a scalar at run time), I int64 scalar (initializer 0, optional)
 // Outputs: Y = X * 2 + B           float[N,3]
 //          Xcopy = Identity(X)     float[N,3]   (an output sharing the caller's input buffer inside the run)
 //          Upper = StringNormalizer(S, UPPER)   string[?]  (a dim that is neither fixed nor named)
-//          Count = Loop(M) { v + 1 } from 0     int64, no declared shape (unknown rank); runs M iterations, so
-//                                               a huge M runs until the caller terminates it
+//          Count = Loop(M) { v + 1 } from 0     int64 scalar; runs M iterations, so a huge M runs until the
+//                                               caller terminates it
 //          Picked = Gather(B, I)   float scalar (I out of range is a run-time error)
 #include <cstring>
 #include <exception>
@@ -75,7 +75,7 @@ pb::ModelDocument make_model() {
   g.input.push_back(value("X", DataType::Float, Dims{"N", int64_t{3}}));
   g.input.push_back(value("B", DataType::Float, Dims{int64_t{3}}));
   g.input.push_back(value("S", DataType::String, Dims{"K"}));
-  g.input.push_back(value("M", DataType::Int64, Dims{}));
+  g.input.push_back(value("M", DataType::Int64, std::nullopt));
   g.input.push_back(value("I", DataType::Int64, Dims{}));
   g.initializer.push_back(initializer<float>(arena, "B", DataType::Float, {3}, {0.5f, 0.5f, 0.5f}));
   g.initializer.push_back(initializer<int64_t>(arena, "I", DataType::Int64, {}, {0}));
@@ -115,7 +115,7 @@ pb::ModelDocument make_model() {
   g.output.push_back(value("Y", DataType::Float, Dims{"N", int64_t{3}}));
   g.output.push_back(value("Xcopy", DataType::Float, Dims{"N", int64_t{3}}));
   g.output.push_back(value("Upper", DataType::String, Dims{std::monostate{}}));
-  g.output.push_back(value("Count", DataType::Int64, std::nullopt));
+  g.output.push_back(value("Count", DataType::Int64, Dims{}));
   g.output.push_back(value("Picked", DataType::Float, Dims{}));
   return doc;
 }
