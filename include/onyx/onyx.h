@@ -79,7 +79,7 @@ enum OnyxErrorCodeValue {
   ONYX_ERROR_OUT_OF_MEMORY = 6,
   ONYX_ERROR_INTERNAL = 7          /* anything else; the message says what */
 };
-typedef int32_t OnyxErrorCode;
+typedef int32_t OnyxErrorCode; /* an OnyxErrorCodeValue */
 
 /* ONNX's TensorProto.DataType numbers. */
 enum OnyxElementTypeValue {
@@ -111,7 +111,7 @@ enum OnyxElementTypeValue {
   ONYX_TYPE_UINT2 = 25,
   ONYX_TYPE_INT2 = 26
 };
-typedef int32_t OnyxElementType;
+typedef int32_t OnyxElementType; /* an OnyxElementTypeValue */
 
 enum OnyxValueKindValue {
   ONYX_VALUE_UNKNOWN = 0, /* in model inputs/outputs: the model declares no type */
@@ -122,11 +122,11 @@ enum OnyxValueKindValue {
   ONYX_VALUE_OPTIONAL = 5,
   ONYX_VALUE_OPAQUE = 6
 };
-typedef int32_t OnyxValueKind;
+typedef int32_t OnyxValueKind; /* an OnyxValueKindValue */
 
 /* Selects the model's inputs or outputs in the onyx_session_io_* queries. */
 enum OnyxIoValue { ONYX_IO_INPUT = 0, ONYX_IO_OUTPUT = 1 };
-typedef int32_t OnyxIo;
+typedef int32_t OnyxIo; /* an OnyxIoValue */
 
 /* ---- status ---- */
 /* NULL is success: ONYX_OK and the message "". */

@@ -152,8 +152,7 @@ OnyxStatus* guard(const char* function, OnyxErrorCode library_code, Body&& body)
   }
 }
 
-DataType element_type(OnyxElementType t) {
-  auto v = static_cast<int32_t>(t);
+DataType element_type(OnyxElementType v) {
   if (v == 0 || !onyx::is_known_dtype(v)) reject("element type ", v, " is not an ONNX tensor element type");
   return static_cast<DataType>(v);
 }
@@ -308,9 +307,8 @@ void onyx_status_release(OnyxStatus* status) {
 const char* onyx_version_string(void) { return ONYX_VERSION; }
 
 const char* onyx_element_type_name(OnyxElementType type) {
-  auto v = static_cast<int32_t>(type);
   // dtype_name's names of known types are string literals, so data() is NUL-terminated.
-  return onyx::is_known_dtype(v) ? onyx::dtype_name(static_cast<DataType>(v)).data() : "undefined";
+  return onyx::is_known_dtype(type) ? onyx::dtype_name(static_cast<DataType>(type)).data() : "undefined";
 }
 
 // ---- session options ----
