@@ -450,8 +450,8 @@ py::object tensor_to_numpy(Tensor&& t, const std::shared_ptr<const void>& owner)
       auto* held = new std::shared_ptr<const void>(owner);
       py::capsule base(held, [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
       out = py::array(dt, shape, strides, data, base);
-    } else if (!t.is_view() && t.owns_buffer_alone()) {
-      // A buffer nothing else refers to: numpy takes it over.
+    } else if (t.is_writable() && !t.is_view() && t.owns_buffer_alone()) {
+      // A buffer onyx allocated and nothing else refers to: numpy takes it over.
       auto* held = new Tensor(std::move(t));
       py::capsule base(held, [](void* p) { delete static_cast<Tensor*>(p); });
       out = py::array(dt, shape, strides, held->bytes().data(), base);

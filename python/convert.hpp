@@ -32,8 +32,8 @@ Datum datum_from_python(py::handle obj, const Type& expected, const std::string&
 // sequences as lists, maps as dicts, empty optionals as None.
 py::object datum_to_python(Datum&& d);
 
-// A tensor as a numpy array. `read_only_view`: view the tensor's bytes where possible (keeping `owner` alive) and
-// mark the array read-only, for model inspection; otherwise as datum_to_python does.
+// A tensor as a numpy array. With an `owner` (model inspection): a read-only array viewing the tensor's bytes where
+// their layout allows, keeping `owner` alive. Without: as datum_to_python does.
 py::object tensor_to_numpy(Tensor&& t, const std::shared_ptr<const void>& owner = nullptr);
 
 // The numpy dtype an element type is presented as: float16 natively; bfloat16 as uint16 and the float8 types as

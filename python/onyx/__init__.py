@@ -36,7 +36,8 @@ Errors
 
 Beyond onnxruntime
     onyx.load(path) inspects a model (inputs, outputs, nodes and their attributes, initializers as numpy);
-    onyx.check(path) raises with every checker message; onyx.optimize(path, out) saves an optimized model.
+    onyx.check(path) raises with every checker message; onyx.optimize(path, out) saves an optimized model
+    (it raises NotImplemented while this build has no graph optimizer).
 """
 import enum
 import json
@@ -371,6 +372,6 @@ __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "ExecutionMode", "NodeArg",
     "ModelMetadata", "get_available_providers", "get_device", "get_version_string", "set_default_logger_severity",
     "load", "check", "optimize", "Model", "Graph", "Node", "Function", "ValueInfo", "SparseTensor", "AttributeRef",
-    "OnyxError", "Fail", "InvalidArgument", "NoSuchFile", "InvalidProtobuf", "InvalidGraph", "NotImplemented",
-    "NoModel", "EngineError", "RuntimeException", "ModelLoaded", "EPFail",
-]
+    "OnyxError", "Fail", "InvalidArgument", "NoSuchFile", "InvalidProtobuf", "InvalidGraph", "NoModel",
+    "EngineError", "RuntimeException", "ModelLoaded", "EPFail",
+]  # not NotImplemented: `from onyx import *` must not shadow the builtin constant
