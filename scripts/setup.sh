@@ -3,8 +3,10 @@
 #   build:   g++, cmake, ninja, GoogleTest
 #   fuzzing: clang and its runtime (libFuzzer, sanitizers)
 #   tests:   python3-onnx + numpy (check the writer against onnx's own reader), libonnx-testdata (ONNX backend test models)
+#   python:  pybind11 and the Python headers (the onyx Python package), pytest (its tests)
 set -euo pipefail
-packages=(g++ cmake ninja-build libgtest-dev clang libclang-rt-14-dev python3-onnx python3-numpy libonnx-testdata)
+packages=(g++ cmake ninja-build libgtest-dev clang libclang-rt-14-dev python3-onnx python3-numpy libonnx-testdata
+          pybind11-dev python3-pybind11 python3-dev python3-pytest)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

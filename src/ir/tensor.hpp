@@ -42,6 +42,8 @@ class Tensor {
   // True when the bytes are a view into a mapped file rather than an owned copy.
   bool is_view() const { return is_view_; }
   bool is_writable() const { return writable_; }
+  // True when no other Tensor, model or mapping shares this tensor's buffer (so it can be handed over as is).
+  bool owns_buffer_alone() const { return keep_ && keep_.use_count() == 1; }
 
   template <class T>
   const T* data() const {

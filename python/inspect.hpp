@@ -1,0 +1,31 @@
+// Models as Python sees them outside a session: where a model comes from, onyx.load's inspection objects,
+// onyx.check and onyx.optimize.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "convert.hpp"
+#include "format/onnx_proto.hpp"
+
+namespace onyx::python {
+
+// A model given as a path (str, bytes path or os.PathLike) or as its bytes (bytes, bytearray, memoryview).
+struct ModelSource {
+  std::optional<std::filesystem::path> path;
+  std::string bytes;
+
+  // Raises NoSuchFile for a path that does not exist and TypeError for other objects.
+  static ModelSource from(py::handle obj);
+  pb::ModelDocument parse() const;
+};
+
+// onyx.load: an onyx._model.Model of the checked model; initializers are read-only numpy views of its memory.
+py::object load_model_object(py::handle model);
+// onyx.check: raises InvalidProtobuf / InvalidGraph (every checker message, one per line) / Fail (binding and
+// inference, as a session would report them).
+void check_model_object(py::handle model);
+// onyx.optimize: raises NotImplemented while onyx has no graph optimizer.
+void optimize_model(py::handle model, const std::string& out, int level);
+
+}  // namespace onyx::python

@@ -1,0 +1,1 @@
+"""onnxruntime's `capi` package layout, for code that imports its exceptions from there."""
