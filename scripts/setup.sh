@@ -3,8 +3,9 @@
 #   build:   g++, cmake, ninja, GoogleTest
 #   fuzzing: clang and its runtime (libFuzzer, sanitizers)
 #   tests:   python3-onnx + numpy (check the writer against onnx's own reader), libonnx-testdata (ONNX backend test models)
+#   tools:   graphviz (`onyx graph` runs its dot program)
 set -euo pipefail
-packages=(g++ cmake ninja-build libgtest-dev clang libclang-rt-14-dev python3-onnx python3-numpy libonnx-testdata)
+packages=(g++ cmake ninja-build libgtest-dev clang libclang-rt-14-dev python3-onnx python3-numpy libonnx-testdata graphviz)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
