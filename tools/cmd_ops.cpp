@@ -47,7 +47,15 @@ bool all_inputs(const ops::TypeConstraint& c) { return c.inputs.size() == 1 && c
 std::string inputs_text(const ops::TypeConstraint& c) {
   if (all_inputs(c)) return "all inputs";
   std::string s = c.inputs.size() == 1 ? "input " : "inputs ";
-  for (size_t i = 0; i < c.inputs.size(); ++i) s += cat(i ? "," : "", c.inputs[i]);
+  // Runs of consecutive indices as "2-257" (variadic ops list every index a model may use).
+  for (size_t i = 0; i < c.inputs.size();) {
+    size_t j = i;
+    while (j + 1 < c.inputs.size() && c.inputs[j + 1] == c.inputs[j] + 1) ++j;
+    s += cat(i ? "," : "", c.inputs[i]);
+    if (j >= i + 2) s += cat("-", c.inputs[j]);
+    else if (j == i + 1) s += cat(",", c.inputs[j]);
+    i = j + 1;
+  }
   return s;
 }
 

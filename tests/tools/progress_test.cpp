@@ -84,7 +84,7 @@ TEST(Progress, WaitsASecondByDefault) {
   std::this_thread::sleep_for(700ms);
   EXPECT_EQ(pty.drain(), "");
   std::this_thread::sleep_for(600ms);
-  EXPECT_EQ(pty.drain().rfind("\rslow: step  1 s", 0), 0u);
+  EXPECT_EQ(pty.drain().rfind("\rslow: step  ", 0), 0u);  // then "1 s" (or more on a busy machine)
 }
 
 TEST(TextEscape, ValidUtf8ReplacesEveryInvalidSequence) {
