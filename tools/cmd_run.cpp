@@ -6,8 +6,8 @@
 
 #include "base/error.hpp"
 #include "cli.hpp"
-#include "feeds.hpp"
 #include "exec/datum_io.hpp"
+#include "feeds.hpp"
 #include "ir/scalar.hpp"
 #include "onyx/session.hpp"
 #include "progress.hpp"
