@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "format/onnx_proto.hpp"
 #include "format/save.hpp"
+#include "progress.hpp"
 
 namespace onyx::cli {
 
@@ -32,8 +33,12 @@ int cmd_convert(const std::vector<std::string>& argv) {
   } else if (args.flag("--inline")) {
     opts.data = SaveOptions::Data::Inline;
   }
+  Progress progress("onyx convert");
+  progress.set_item("reading " + args.positional()[0]);
   pb::ModelDocument doc = pb::load_model_file(args.positional()[0]);
+  progress.set_item("writing " + args.positional()[1]);
   SaveReport r = save_model(doc, args.positional()[1], opts);
+  progress.stop();
   if (!r.data_file.empty())
     std::cout << "wrote " << r.tensors_external << " tensors (" << r.external_bytes << " bytes) to " << r.data_file.string()
               << "\n";

@@ -17,6 +17,7 @@
 #include "cli.hpp"
 #include "exec/datum_io.hpp"
 #include "onyx/session.hpp"
+#include "progress.hpp"
 
 namespace onyx::cli {
 
@@ -259,11 +260,11 @@ int cmd_test_onnx(const std::vector<std::string>& argv) {
   };
   std::map<std::string, Row> table;
   int passed = 0, failed = 0, unexpected = 0;
-  bool tty = isatty(STDERR_FILENO);
+  Progress progress("onyx test-onnx");
   auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    if (tty) std::cerr << "\r[" << i + 1 << "/" << cases.size() << "] " << c.id.substr(0, 60) << "\033[K" << std::flush;
+    progress.set(i + 1, cases.size(), c.id);
     Expectation* e = match(expectations, c.id);
     if (e) e->used = true;
     bool shape_only = e && e->kind == "shape-only";
@@ -275,21 +276,19 @@ int cmd_test_onnx(const std::vector<std::string>& argv) {
       ++row.passed;
       if (xfail) {
         ++unexpected;
-        if (tty) std::cerr << "\r\033[K";
-        std::cout << "UNEXPECTED PASS " << c.id << " (listed: " << e->reason << ")\n";
+        progress.above([&] { std::cout << "UNEXPECTED PASS " << c.id << " (listed: " << e->reason << ")\n"; });
       }
     } else {
       ++failed;
       ++row.failed;
       if (xfail) ++row.expected_fail;
       if (!xfail || args.flag("--verbose")) {
-        if (tty) std::cerr << "\r\033[K";
-        std::cout << (xfail ? "xfail " : "FAIL ") << c.id << ": " << one_line(verdict) << "\n";
+        progress.above([&] { std::cout << (xfail ? "xfail " : "FAIL ") << c.id << ": " << one_line(verdict) << "\n"; });
       }
       if (!xfail && exp_path) ++unexpected;
     }
   }
-  if (tty) std::cerr << "\r\033[K";
+  progress.stop();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("\n%-22s %8s %8s %8s\n", "suite", "passed", "failed", "expected");
   for (const auto& [suite, row] : table) std::printf("%-22s %8d %8d %8d\n", suite.c_str(), row.passed, row.failed, row.expected_fail);

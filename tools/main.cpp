@@ -94,6 +94,9 @@ const std::vector<Command>& commands() {
       {"run", "run a model on given or generated inputs and summarize the outputs", kRunUsage, cmd_run},
       {"demo", "write the built-in demo model, check it and show it", kDemoUsage, cmd_demo},
       {"test-onnx", "run ONNX backend conformance tests", kTestOnnxUsage, cmd_test_onnx},
+      {"profile", "run a model timing every node: a table per op type and a Chrome trace", kProfileUsage, cmd_profile},
+      {"graph", "draw a model's graph with Graphviz (SVG, PNG or DOT)", kGraphUsage, cmd_graph},
+      {"ops", "list the operators onyx implements, with versions and element types", kOpsUsage, cmd_ops},
   };
   return list;
 }

@@ -7,8 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
+#include <set>
 
 #include "base/error.hpp"
+#include "format/onnx_proto.hpp"
+#include "ops/registry.hpp"
 #include "test_data.hpp"
 
 namespace onyx {
@@ -43,7 +47,7 @@ fs::path model(const std::string& suffix) {
 }
 
 TEST(Cli, EveryCommandAnswersHelp) {
-  for (const char* c : {"info", "check", "convert", "print", "demo"}) {
+  for (const char* c : {"info", "check", "convert", "print", "demo", "run", "test-onnx", "profile", "graph", "ops"}) {
     CliRun r = onyx(cat(c, " --help"));
     EXPECT_EQ(r.status, 0) << c;
     EXPECT_NE(r.out.find(cat("usage: onyx ", c)), std::string::npos) << r.out;
@@ -120,6 +124,212 @@ TEST(Cli, CheckReportsProblemsWithExitOne) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("garbage.onnx"), std::string::npos) << r.out;
   fs::remove_all(dir);
+}
+
+
+// ---- onyx ops, profile, graph ----
+
+// A fresh folder for one test's files, removed at the end.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag) : path(fs::temp_directory_path() / cat("onyx-cli-", tag, "-", ::getpid())) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+TEST(Cli, OpsListsEveryRegisteredVersion) {
+  CliRun r = onyx("ops");
+  ASSERT_EQ(r.status, 0) << r.out.substr(0, 2000);
+  // Add's line carries exactly the versions the registry holds.
+  std::string versions;
+  for (int v : ops::builtin_registry().versions("", "Add")) versions += cat(versions.empty() ? "" : ", ", v);
+  ASSERT_FALSE(versions.empty());
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nai\\.onnx +Add +" + versions + "\n"))) << versions;
+  EXPECT_NE(r.out.find("inputs 0,1: "), std::string::npos);
+  EXPECT_NE(r.out.find("float16 double"), std::string::npos);  // element types in enum order
+  std::set<std::pair<std::string, std::string>> names;
+  for (const auto& [key, def] : ops::builtin_registry().all()) names.insert({def.domain, def.op_type});
+  EXPECT_NE(r.out.find(cat("\n", names.size(), " operators, ", ops::builtin_registry().all().size(), " versions in ")),
+            std::string::npos);
+
+  CliRun ml = onyx("ops --domain ai.onnx.ml");
+  ASSERT_EQ(ml.status, 0) << ml.out;
+  EXPECT_EQ(ml.out.find("\nai.onnx "), std::string::npos);
+  EXPECT_NE(ml.out.find("in domain ai.onnx.ml\n"), std::string::npos) << ml.out;
+  CliRun none = onyx("ops --domain no.such.domain");
+  EXPECT_EQ(none.status, 1);
+  EXPECT_EQ(std::count(none.out.begin(), none.out.end(), '\n'), 1) << none.out;
+  EXPECT_NE(none.out.find("ai.onnx.ml"), std::string::npos) << none.out;  // lists the domains there are
+}
+
+TEST(Cli, ProfilePrintsATablePerOpType) {
+  TempDir dir("profile");
+  ASSERT_EQ(onyx("demo " + dir / "demo.onnx").status, 0);
+  CliRun r = onyx(cat("profile ", dir / "demo.onnx", " --dummy --dim N=4 --runs 3 -o ", dir / "trace.json"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  // The demo has 2 MatMul, 2 Add, 1 Relu, 1 Softmax: per op type, count = nodes x runs.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nMatMul +6 +[0-9.]+ +[0-9.]+ +[0-9.]+\n"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nAdd +6 "))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nRelu +3 "))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nSoftmax +3 "))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nall nodes +18 "))) << r.out;
+  EXPECT_NE(r.out.find("wrote 18 node events (3 runs)"), std::string::npos) << r.out;
+  std::string trace = read_text(dir / "trace.json");
+  EXPECT_EQ(trace.rfind("{\"displayTimeUnit\"", 0), 0u) << trace.substr(0, 200);
+  EXPECT_NE(trace.find("\"cat\":\"MatMul\""), std::string::npos);
+  EXPECT_NE(trace.find("\"input_types\":[\"float[N,16]\",\"float[16,32]\"]"), std::string::npos) << trace.substr(0, 2000);
+
+  CliRun bad = onyx(cat("profile ", dir / "demo.onnx", " --runs 0"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.out.find("--runs"), std::string::npos) << bad.out;
+  CliRun bad_dim = onyx(cat("profile ", dir / "demo.onnx", " --dim N=x"));
+  EXPECT_EQ(bad_dim.status, 1);
+  EXPECT_NE(bad_dim.out.find("--dim N: 'x' is not a non-negative integer"), std::string::npos) << bad_dim.out;
+}
+
+// The id Graphviz knows the node by whose label line is `label` (the DOT text names each node once).
+std::string dot_id(const std::string& dot, const std::string& label) {
+  size_t at = dot.find("label=" + label + "]");
+  if (at == std::string::npos) return "<no node labelled " + label + ">";
+  size_t begin = dot.find_first_not_of(' ', dot.rfind('\n', at) + 1);
+  return dot.substr(begin, dot.find(' ', begin) - begin);
+}
+
+TEST(Cli, GraphDrawsTheDemoWithInferredTypes) {
+  TempDir dir("graph");
+  ASSERT_EQ(onyx("demo " + dir / "demo.onnx").status, 0);
+  CliRun r = onyx("graph " + dir / "demo.onnx");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string& dot = r.out;
+  EXPECT_EQ(dot.rfind("digraph onyx {", 0), 0u) << dot;
+  std::string x = dot_id(dot, "\"X\\nfloat[N,16]\"");
+  std::string w1 = dot_id(dot, "\"W1\\nfloat[16,32]\"");
+  std::string matmul = dot_id(dot, "\"MatMul\\n#0\"");
+  std::string add = dot_id(dot, "\"Add\\n#1\"");
+  std::string softmax = dot_id(dot, "\"Softmax\\n#5\"");
+  std::string out = dot_id(dot, "\"probabilities\\nfloat[N,10]\"");
+  // Edges carry the type inference gave each value: h0 = X @ W1 is float[N,32].
+  EXPECT_NE(dot.find(x + " -> " + matmul + " [label=\"float[N,16]\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find(w1 + " -> " + matmul + " [label=\"float[16,32]\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find(matmul + " -> " + add + " [label=\"float[N,32]\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find(softmax + " -> " + out + " [label=\"float[N,10]\""), std::string::npos) << dot;
+  size_t edges = 0;
+  for (size_t at = dot.find(" -> "); at != std::string::npos; at = dot.find(" -> ", at + 1)) ++edges;
+  EXPECT_EQ(edges, 11u) << dot;  // 6 nodes reading 10 values (4 of them initializers), and the output
+  // Above the initializer limit they go into the readers' labels instead of boxes.
+  CliRun folded = onyx("graph --max-initializers 2 " + dir / "demo.onnx");
+  ASSERT_EQ(folded.status, 0) << folded.out;
+  EXPECT_NE(folded.out.find("label=\"MatMul\\n#0\\nW1: float[16,32]\""), std::string::npos) << folded.out;
+  EXPECT_EQ(folded.out.find("label=\"W1\\n"), std::string::npos) << folded.out;
+
+  CliRun file = onyx(cat("graph ", dir / "demo.onnx", " -o ", dir / "demo.gv"));
+  ASSERT_EQ(file.status, 0) << file.out;
+  EXPECT_EQ(read_text(dir / "demo.gv"), dot);
+  EXPECT_EQ(onyx(cat("graph ", dir / "demo.onnx", " --format pdf -o x.pdf")).status, 1);
+  EXPECT_EQ(onyx(cat("graph ", dir / "demo.onnx", " --format svg")).status, 1);  // svg needs -o
+}
+
+TEST(Cli, GraphWithoutDotIsOneClearError) {
+  TempDir dir("graph-nodot");
+  ASSERT_EQ(onyx("demo " + dir / "demo.onnx").status, 0);
+  const char* cli = std::getenv("ONYX_CLI");
+  ASSERT_TRUE(cli);
+  std::string cmd = cat("env PATH=", dir.path.string(), " ", cli, " graph ", dir / "demo.onnx", " -o ", dir / "demo.svg", " 2>&1");
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_TRUE(p);
+  std::string out;
+  char buf[512];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = pclose(p);
+  EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 1) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_NE(out.find("'dot' program is not on PATH"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir / "demo.svg"));
+}
+
+// A model whose names try to break out of DOT strings and labels, with an If whose branches become clusters.
+std::string hostile_model() {
+  static const std::string x = "x\"}; evil [label=\"pwned", relu = "a\\Nb&amp;<i>", y = "y\\", z = "z\"",
+                           branch = "branch\nline2", t = "t_out", e = "e_out";
+  pb::Model m;
+  m.ir_version = 10;
+  m.opset_import.push_back({"", 21, {}});
+  pb::Graph& g = m.graph.emplace();
+  g.name = "hostile";
+  auto tensor_info = [](pb::ValueInfo& vi, const std::string& name, int32_t elem, std::vector<int64_t> dims) {
+    vi.name = name;
+    auto& tt = vi.type.emplace().tensor_type.emplace();
+    tt.elem_type = elem;
+    auto& shape = tt.shape.emplace();
+    for (int64_t d : dims) shape.dim.emplace_back().dim_value = d;
+  };
+  static const std::string cond = "cond";
+  tensor_info(g.input.emplace_back(), x, 1, {2});
+  tensor_info(g.input.emplace_back(), cond, 9, {});
+  pb::Node& r = g.node.emplace_back();
+  r.op_type = "Relu";
+  r.name = relu;
+  r.input = {x};
+  r.output = {y};
+  pb::Node& n = g.node.emplace_back();
+  n.op_type = "If";
+  n.name = branch;
+  n.input = {cond};
+  n.output = {z};
+  auto body = [&](const char* attr, const char* op, const std::string& out) {
+    pb::Attribute& a = n.attribute.emplace_back();
+    a.name = attr;
+    a.type = static_cast<int32_t>(pb::AttrType::Graph);
+    pb::Graph& b = a.g.emplace();
+    b.name = attr;
+    pb::Node& bn = b.node.emplace_back();
+    bn.op_type = op;
+    bn.input = {y};
+    bn.output = {out};
+    b.output.emplace_back().name = out;
+  };
+  body("then_branch", "Identity", t);
+  body("else_branch", "Neg", e);
+  g.output.emplace_back().name = z;
+  g.output.emplace_back().name = y;
+  return pb::serialize_model(m);
+}
+
+TEST(Cli, GraphEscapesHostileNames) {
+  if (!fs::exists("/usr/bin/dot")) GTEST_SKIP() << "Graphviz is not installed (scripts/setup.sh installs it)";
+  TempDir dir("graph-hostile");
+  std::ofstream(dir / "hostile.onnx", std::ios::binary) << hostile_model();
+  CliRun r = onyx(cat("graph ", dir / "hostile.onnx", " -o ", dir / "hostile.svg"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("note:"), std::string::npos) << r.out;  // inference went through the If
+  std::string svg = read_text(dir / "hostile.svg");
+  ASSERT_NE(svg.find("</svg>"), std::string::npos) << svg.substr(0, 500);
+  auto count = [&](const std::string& s) {
+    size_t c = 0;
+    for (size_t at = svg.find(s); at != std::string::npos; at = svg.find(s, at + 1)) ++c;
+    return c;
+  };
+  // 2 inputs, Relu, If, Identity, Neg, 2 outputs of the graph and 1 of each branch: nothing injected.
+  EXPECT_EQ(count("class=\"node\""), 10u) << svg;
+  EXPECT_EQ(count("class=\"cluster\""), 2u) << svg;
+  // Each name shows exactly as written (SVG escapes it as XML).
+  EXPECT_NE(svg.find(">x&quot;}; evil [label=&quot;pwned</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">a\\Nb&amp;amp;&lt;i&gt;</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">y\\</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">z&quot;</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">branch</text>"), std::string::npos) << svg;  // a line break in a name breaks the label
+  EXPECT_NE(svg.find(">line2</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">float[2]</text>"), std::string::npos) << svg;  // y = Relu(x), inferred
+  EXPECT_NE(svg.find(">then_branch of branch"), std::string::npos) << svg;
 }
 
 }  // namespace
