@@ -50,6 +50,8 @@ int cmd_print(const std::vector<std::string>& argv);
 int cmd_demo(const std::vector<std::string>& argv);
 int cmd_test_onnx(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
+int cmd_bench(const std::vector<std::string>& argv);
+int cmd_bench_models(const std::vector<std::string>& argv);
 
 extern const char* const kInfoUsage;
 extern const char* const kCheckUsage;
@@ -58,5 +60,7 @@ extern const char* const kPrintUsage;
 extern const char* const kDemoUsage;
 extern const char* const kTestOnnxUsage;
 extern const char* const kRunUsage;
+extern const char* const kBenchUsage;
+extern const char* const kBenchModelsUsage;
 
 }  // namespace onyx::cli

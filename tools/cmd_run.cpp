@@ -3,10 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <random>
 
 #include "base/error.hpp"
 #include "cli.hpp"
+#include "feeds.hpp"
 #include "exec/datum_io.hpp"
 #include "ir/scalar.hpp"
 #include "onyx/session.hpp"
@@ -23,39 +23,6 @@ const char* const kRunUsage =
     "  --output-dir DIR    write each output as DIR/output_K.pb in the matching message\n";
 
 namespace {
-
-Tensor generate(const IoInfo& in, bool dummy, std::mt19937_64& rng, const std::map<std::string, int64_t>& dims) {
-  if (in.type.kind != Type::Kind::Tensor)
-    fail("input '", in.name, "' is ", in.type.to_string(), ": give it with --input NAME=FILE");
-  std::vector<int64_t> shape;
-  for (const Dim& d : in.type.shape.dims) {
-    auto it = dims.find(d.param);
-    shape.push_back(d.value ? *d.value : it != dims.end() ? it->second : 1);
-  }
-  Tensor t = Tensor::allocate(in.type.elem, shape);
-  const uint64_t n = t.element_count();
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  visit_dtype(in.type.elem, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, std::string>) {
-      for (uint64_t i = 0; i < n; ++i) t.mutable_strings()[i] = "s" + std::to_string(dummy ? i : rng() % 10);
-    } else if constexpr (std::is_same_v<T, bool>) {
-      for (uint64_t i = 0; i < n; ++i) t.mutable_data<bool>()[i] = dummy ? (i % 2) : (rng() & 1);
-    } else if constexpr (std::is_integral_v<T>) {
-      for (uint64_t i = 0; i < n; ++i) t.mutable_data<T>()[i] = static_cast<T>(dummy ? i % 10 : rng() % 10);
-    } else if constexpr (std::is_floating_point_v<T> || is_small_float_v<T>) {
-      for (uint64_t i = 0; i < n; ++i) {
-        double v = dummy ? static_cast<double>(i) / static_cast<double>(n) : unit(rng);
-        t.mutable_data<T>()[i] = T(static_cast<float>(v));
-      }
-      if constexpr (std::is_same_v<T, double>)
-        for (uint64_t i = 0; i < n; ++i) t.mutable_data<double>()[i] = dummy ? static_cast<double>(i) / static_cast<double>(n) : unit(rng);
-    } else {
-      fail("input '", in.name, "': cannot generate ", in.type.elem, " values; give it with --input");
-    }
-  });
-  return t;
-}
 
 void summarize(const std::string& name, const Datum& d, const std::string& indent = "") {
   std::cout << indent << name << ": " << d.describe();
@@ -90,32 +57,10 @@ int cmd_run(const std::vector<std::string>& argv) {
   Args args(argv, {"--input", "--output-dir", "--seed", "--dim"}, {"--dummy"});
   if (print_help_if_asked(args, kRunUsage)) return 0;
   expect_positional(args, 1, 1, kRunUsage);
+  FeedOptions feed_opts = parse_feed_options(args);
   Session s = Session::from_file(args.positional()[0]);
-  std::map<std::string, std::string> files;
-  for (const auto& spec : args.values("--input")) {
-    auto eq = spec.find('=');
-    if (eq == std::string::npos) fail("--input expects NAME=FILE, got '", spec, "'");
-    files[spec.substr(0, eq)] = spec.substr(eq + 1);
-  }
-  std::map<std::string, int64_t> dims;
-  for (const auto& spec : args.values("--dim")) {
-    auto eq = spec.find('=');
-    if (eq == std::string::npos) fail("--dim expects SYMBOL=SIZE, got '", spec, "'");
-    dims[spec.substr(0, eq)] = std::stoll(spec.substr(eq + 1));
-  }
-  std::mt19937_64 rng(std::stoull(args.value("--seed").value_or("0")));
-  std::map<std::string, Datum> feeds;
-  for (const auto& in : s.inputs()) {
-    auto it = files.find(in.name);
-    if (it != files.end()) {
-      feeds[in.name] = load_datum(it->second, in.type);
-      files.erase(it);
-    } else {
-      feeds[in.name] = Datum::of(generate(in, args.flag("--dummy"), rng, dims));
-    }
-    summarize("input " + in.name, feeds[in.name]);
-  }
-  if (!files.empty()) fail("'", files.begin()->first, "' is not an input of the model");
+  std::map<std::string, Datum> feeds = make_feeds(s, feed_opts);
+  for (const auto& in : s.inputs()) summarize("input " + in.name, feeds[in.name]);
   auto t0 = std::chrono::steady_clock::now();
   auto outputs = s.run(feeds);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

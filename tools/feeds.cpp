@@ -1,0 +1,95 @@
+// Inputs of a run from the command line: loaded from .pb/.npy files or generated (random, or arange(n)/n).
+#include "feeds.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <random>
+
+#include "base/error.hpp"
+#include "exec/datum_io.hpp"
+#include "ir/scalar.hpp"
+
+namespace onyx::cli {
+
+namespace {
+
+Tensor generate(const IoInfo& in, bool dummy, std::mt19937_64& rng, const std::map<std::string, int64_t>& dims) {
+  if (in.type.kind != Type::Kind::Tensor)
+    fail("input '", in.name, "' is ", in.type.to_string(), ": give it with --input NAME=FILE");
+  std::vector<int64_t> shape;
+  for (const Dim& d : in.type.shape.dims) {
+    auto it = dims.find(d.param);
+    shape.push_back(d.value ? *d.value : it != dims.end() ? it->second : 1);
+  }
+  Tensor t = Tensor::allocate(in.type.elem, shape);
+  const uint64_t n = t.element_count();
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  visit_dtype(in.type.elem, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, std::string>) {
+      for (uint64_t i = 0; i < n; ++i) t.mutable_strings()[i] = "s" + std::to_string(dummy ? i : rng() % 10);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      for (uint64_t i = 0; i < n; ++i) t.mutable_data<bool>()[i] = dummy ? (i % 2) : (rng() & 1);
+    } else if constexpr (std::is_integral_v<T>) {
+      for (uint64_t i = 0; i < n; ++i) t.mutable_data<T>()[i] = static_cast<T>(dummy ? i % 10 : rng() % 10);
+    } else if constexpr (std::is_floating_point_v<T> || is_small_float_v<T>) {
+      for (uint64_t i = 0; i < n; ++i) {
+        double v = dummy ? static_cast<double>(i) / static_cast<double>(n) : unit(rng);
+        t.mutable_data<T>()[i] = T(static_cast<float>(v));
+      }
+      if constexpr (std::is_same_v<T, double>)
+        for (uint64_t i = 0; i < n; ++i) t.mutable_data<double>()[i] = dummy ? static_cast<double>(i) / static_cast<double>(n) : unit(rng);
+    } else {
+      fail("input '", in.name, "': cannot generate ", in.type.elem, " values; give it with --input");
+    }
+  });
+  return t;
+}
+
+}  // namespace
+
+int64_t parse_int_option(const std::string& text, const std::string& option, int64_t lo, int64_t hi) {
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+    fail(option, " expects an integer from ", lo, " to ", hi, ", got '", text, "'");
+  return v;
+}
+
+FeedOptions parse_feed_options(const Args& args) {
+  FeedOptions o;
+  for (const auto& spec : args.values("--input")) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos) fail("--input expects NAME=FILE, got '", spec, "'");
+    o.files[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  for (const auto& spec : args.values("--dim")) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos) fail("--dim expects SYMBOL=SIZE, got '", spec, "'");
+    // Bounded so that a typo cannot ask for an absurd allocation.
+    o.dims[spec.substr(0, eq)] = parse_int_option(spec.substr(eq + 1), "--dim " + spec.substr(0, eq), 0, int64_t{1} << 31);
+  }
+  o.dummy = args.flag("--dummy");
+  if (auto seed = args.value("--seed")) o.seed = static_cast<uint64_t>(parse_int_option(*seed, "--seed", 0, INT64_MAX));
+  return o;
+}
+
+std::map<std::string, Datum> make_feeds(const Session& session, const FeedOptions& opts) {
+  std::map<std::string, std::string> files = opts.files;
+  std::mt19937_64 rng(opts.seed);
+  std::map<std::string, Datum> feeds;
+  for (const auto& in : session.inputs()) {
+    auto it = files.find(in.name);
+    if (it != files.end()) {
+      feeds[in.name] = load_datum(it->second, in.type);
+      files.erase(it);
+    } else {
+      feeds[in.name] = Datum::of(generate(in, opts.dummy, rng, opts.dims));
+    }
+  }
+  if (!files.empty()) fail("'", files.begin()->first, "' is not an input of the model");
+  return feeds;
+}
+
+}  // namespace onyx::cli
