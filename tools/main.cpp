@@ -107,7 +107,7 @@ namespace {
 
 void print_main_help() {
   std::cout << "usage: onyx COMMAND [ARGS]   (onyx COMMAND --help for details)\n\ncommands:\n";
-  for (const auto& c : onyx::cli::commands()) std::printf("  %-10s %s\n", c.name, c.summary);
+  for (const auto& c : onyx::cli::commands()) std::printf("  %-12s %s\n", c.name, c.summary);
 }
 
 }  // namespace

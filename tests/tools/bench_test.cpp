@@ -193,7 +193,7 @@ TEST_F(Bench, ModelsRejectBadConfigurations) {
            {" --models bert_base,resnet", "unknown model 'resnet'"},
            {" --width 0", "--width expects a number in (0, 4]"},
            {" --image 8", "--image expects an integer from 32"},
-           {" --models bert_base --hidden 8192", "model 'bert_base' would need about"},
+           {" --models bert_base --hidden 8184", "model 'bert_base' would need about"},
            {" --models lstm --lstm-hidden 16384 --lstm-layers 8", "model 'lstm' would need about"}}) {
     Result r = onyx("bench-models " + dir_.string() + c.args);
     EXPECT_EQ(r.status, 1) << c.args << "\n" << r.out;
