@@ -159,7 +159,7 @@ def main():
     print(f"{args.rounds} round(s) of onyx, ORT alternately; each process: first run, {args.warmup} warm-up, "
           f"{args.runs} timed runs; figures are medians over the rounds")
     print("median: wall time of a run; cpu: CPU time of a run (user + system, all threads; steadier on a busy "
-          "machine); ratio: onyx / ORT")
+          "machine, but with more than one thread it counts ORT's spinning pool threads too); ratio: onyx / ORT")
     print("RSS: peak resident set of the process (ORT's includes node itself: "
           f"{fmt(min((r['ort_base_rss_mb'] for r in rows if r['ort_base_rss_mb']), default=None))} MB before "
           "the session is created)")
