@@ -53,6 +53,8 @@ int cmd_run(const std::vector<std::string>& argv);
 int cmd_profile(const std::vector<std::string>& argv);
 int cmd_graph(const std::vector<std::string>& argv);
 int cmd_ops(const std::vector<std::string>& argv);
+int cmd_bench(const std::vector<std::string>& argv);
+int cmd_bench_models(const std::vector<std::string>& argv);
 
 extern const char* const kInfoUsage;
 extern const char* const kCheckUsage;
@@ -64,5 +66,7 @@ extern const char* const kRunUsage;
 extern const char* const kProfileUsage;
 extern const char* const kGraphUsage;
 extern const char* const kOpsUsage;
+extern const char* const kBenchUsage;
+extern const char* const kBenchModelsUsage;
 
 }  // namespace onyx::cli

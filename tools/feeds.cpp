@@ -55,7 +55,19 @@ int64_t parse_count(const std::string& option, const std::string& text) {
   return v;
 }
 
+int64_t parse_int_option(const std::string& text, const std::string& option, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi)
+    fail(option, " expects an integer from ", lo, " to ", hi, ", got '", text, "'");
+  return v;
+}
+
 std::map<std::string, Datum> make_feeds(const Session& s, const Args& args) {
+  return make_feeds(s, args, args.flag("--dummy"));
+}
+
+std::map<std::string, Datum> make_feeds(const Session& s, const Args& args, bool dummy) {
   std::map<std::string, std::string> files;
   for (const auto& spec : args.values("--input")) {
     auto eq = spec.find('=');
@@ -66,7 +78,8 @@ std::map<std::string, Datum> make_feeds(const Session& s, const Args& args) {
   for (const auto& spec : args.values("--dim")) {
     auto eq = spec.find('=');
     if (eq == std::string::npos) fail("--dim expects SYMBOL=SIZE, got '", spec, "'");
-    dims[spec.substr(0, eq)] = parse_count("--dim " + spec.substr(0, eq), spec.substr(eq + 1));
+    // Bounded so that a typo cannot ask for an absurd allocation.
+    dims[spec.substr(0, eq)] = parse_int_option(spec.substr(eq + 1), "--dim " + spec.substr(0, eq), 0, int64_t{1} << 31);
   }
   std::mt19937_64 rng(static_cast<uint64_t>(parse_count("--seed", args.value("--seed").value_or("0"))));
   std::map<std::string, Datum> feeds;
@@ -76,7 +89,7 @@ std::map<std::string, Datum> make_feeds(const Session& s, const Args& args) {
       feeds[in.name] = load_datum(it->second, in.type);
       files.erase(it);
     } else {
-      feeds[in.name] = Datum::of(generate(in, args.flag("--dummy"), rng, dims));
+      feeds[in.name] = Datum::of(generate(in, dummy, rng, dims));
     }
   }
   if (!files.empty()) fail("'", files.begin()->first, "' is not an input of the model");

@@ -25,8 +25,12 @@ inline const std::vector<std::string> kFeedFlags = {"--dummy"};
 // One value per input of the session (inputs backed by an initializer included), keyed by name. Errors name the
 // option or the input that is wrong.
 std::map<std::string, Datum> make_feeds(const Session& session, const Args& args);
+// The same with generated values arange(n)/n when `dummy` (for commands where that is the default).
+std::map<std::string, Datum> make_feeds(const Session& session, const Args& args, bool dummy);
 
 // A non-negative integer option value; an error naming the option otherwise.
 int64_t parse_count(const std::string& option, const std::string& text);
+// An integer option's value, checked to lie in [lo, hi]; `option` names it in the error.
+int64_t parse_int_option(const std::string& text, const std::string& option, int64_t lo, int64_t hi);
 
 }  // namespace onyx::cli

@@ -92,6 +92,9 @@ const std::vector<Command>& commands() {
       {"convert", "re-write a model, optionally moving tensor data to or from an external file", kConvertUsage, cmd_convert},
       {"print", "print a model in the ONNX textual syntax", kPrintUsage, cmd_print},
       {"run", "run a model on given or generated inputs and summarize the outputs", kRunUsage, cmd_run},
+      {"bench", "time session creation and runs of a model; peak memory", kBenchUsage, cmd_bench},
+      {"bench-models", "write the benchmark models (BERT-base, MobileNetV2, GPT-2 blocks, LSTM)", kBenchModelsUsage,
+       cmd_bench_models},
       {"demo", "write the built-in demo model, check it and show it", kDemoUsage, cmd_demo},
       {"test-onnx", "run ONNX backend conformance tests", kTestOnnxUsage, cmd_test_onnx},
       {"profile", "run a model timing every node: a table per op type and a Chrome trace", kProfileUsage, cmd_profile},
@@ -107,7 +110,7 @@ namespace {
 
 void print_main_help() {
   std::cout << "usage: onyx COMMAND [ARGS]   (onyx COMMAND --help for details)\n\ncommands:\n";
-  for (const auto& c : onyx::cli::commands()) std::printf("  %-10s %s\n", c.name, c.summary);
+  for (const auto& c : onyx::cli::commands()) std::printf("  %-12s %s\n", c.name, c.summary);
 }
 
 }  // namespace

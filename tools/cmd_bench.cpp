@@ -1,0 +1,136 @@
+// onyx bench MODEL: times session creation, the first run and R runs after W warm-ups, and reports peak RSS.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "base/error.hpp"
+#include "cli.hpp"
+#include "feeds.hpp"
+#include "onyx/session.hpp"
+
+namespace onyx::cli {
+
+const char* const kBenchUsage =
+    "usage: onyx bench MODEL [--input NAME=FILE ...] [--dummy | --seed N] [--dim SYMBOL=SIZE ...] [--threads N]\n"
+    "                  [--warmup W] [--runs R] [--json]\n"
+    "\n"
+    "Creates a session for MODEL, runs it once (the first run), W more times untimed (default 2), then R timed\n"
+    "times (default 10), and reports: session-create time, first-run time, median / p90 / min of the R runs, and\n"
+    "the process's peak RSS (getrusage ru_maxrss) in MB.\n"
+    "  --input NAME=FILE   an input from a .pb or .npy file; inputs not given are generated as arange(n)/n (as\n"
+    "                      --dummy; the default), or random with --seed N; symbolic dims are 1 unless --dim\n"
+    "  --threads N         intra-op threads for the session (0: the engine's default)\n"
+    "  --json              print one JSON object: model, create_ms, first_run_ms, median_ms, p90_ms, min_ms,\n"
+    "                      cpu_median_ms (CPU time of a run, all threads), runs, warmup, threads, peak_rss_mb\n";
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// CPU time (user + system, all threads) this process has used so far, in ms.
+double cpu_ms() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3; };
+  return ms(ru.ru_utime) + ms(ru.ru_stime);
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Peak resident set of this process so far, in MB (Linux reports ru_maxrss in KiB).
+double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+std::string json_string(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      r += '\\';
+      r += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      r += buf;
+    } else {
+      r += c;
+    }
+  }
+  return r + "\"";
+}
+
+}  // namespace
+
+int cmd_bench(const std::vector<std::string>& argv) {
+  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs"}, {"--dummy", "--json"});
+  if (print_help_if_asked(args, kBenchUsage)) return 0;
+  expect_positional(args, 1, 1, kBenchUsage);
+  if (args.flag("--dummy") && args.value("--seed")) fail("--dummy and --seed exclude each other");
+  SessionOptions session_opts;
+  session_opts.threads = static_cast<int>(parse_int_option(args.value("--threads").value_or("0"), "--threads", 0, 1024));
+  const int64_t warmup = parse_int_option(args.value("--warmup").value_or("2"), "--warmup", 0, 1000000);
+  const int64_t runs = parse_int_option(args.value("--runs").value_or("10"), "--runs", 1, 1000000);
+  const std::string& path = args.positional()[0];
+
+  auto t0 = Clock::now();
+  Session session = Session::from_file(path, session_opts);
+  const double create_ms = ms_since(t0);
+  const std::map<std::string, Datum> feeds = make_feeds(session, args, !args.value("--seed"));
+
+  t0 = Clock::now();
+  session.run(feeds);
+  const double first_run_ms = ms_since(t0);
+  for (int64_t i = 0; i < warmup; ++i) session.run(feeds);
+  std::vector<double> times, cpu_times;
+  for (int64_t i = 0; i < runs; ++i) {
+    const double cpu0 = cpu_ms();
+    t0 = Clock::now();
+    session.run(feeds);
+    times.push_back(ms_since(t0));
+    cpu_times.push_back(cpu_ms() - cpu0);
+  }
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  const double median = median_of(times);
+  const double cpu_median = median_of(cpu_times);
+  // Nearest rank: the smallest time that at least 90% of the runs do not exceed.
+  const size_t p90_rank = (n * 9 + 9) / 10;
+  const double p90 = times[p90_rank - 1];
+  const double rss = peak_rss_mb();
+
+  if (args.flag("--json")) {
+    std::printf(
+        "{\"model\": %s, \"create_ms\": %.3f, \"first_run_ms\": %.3f, \"median_ms\": %.3f, \"p90_ms\": %.3f, "
+        "\"min_ms\": %.3f, \"cpu_median_ms\": %.3f, \"runs\": %lld, \"warmup\": %lld, \"threads\": %d, "
+        "\"peak_rss_mb\": %.1f}\n",
+        json_string(path).c_str(), create_ms, first_run_ms, median, p90, times.front(), cpu_median, static_cast<long long>(runs),
+        static_cast<long long>(warmup), session_opts.threads, rss);
+  } else {
+    std::printf("model          %s\n", path.c_str());
+    std::printf("threads        %d%s\n", session_opts.threads, session_opts.threads ? "" : " (engine default)");
+    std::printf("session create %10.2f ms\n", create_ms);
+    std::printf("first run      %10.2f ms\n", first_run_ms);
+    std::printf("median         %10.2f ms   (%lld runs after %lld warm-up)\n", median, static_cast<long long>(runs),
+                static_cast<long long>(warmup));
+    std::printf("p90            %10.2f ms\n", p90);
+    std::printf("min            %10.2f ms\n", times.front());
+    std::printf("CPU median     %10.2f ms   (user + system, all threads, per run)\n", cpu_median);
+    std::printf("peak RSS       %10.1f MB\n", rss);
+  }
+  return 0;
+}
+
+}  // namespace onyx::cli
