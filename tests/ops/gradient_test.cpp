@@ -266,6 +266,33 @@ TEST(Gradient, LayoutOps) {  // Reshape, Transpose, Concat, Split, Expand, Unsqu
   expect_matches_finite_differences(s, random_feeds(m, 6), {"x", "z"});
 }
 
+TEST(Gradient, OpsThatMoveElements) {  // the map from each output element back to its source comes from the kernel
+  GradModel m;
+  m.in("x", {4, 3}).in("cv", {});
+  m.init_i64("starts", {2}, {3, 0});
+  m.init_i64("ends", {2}, {-100, 3});
+  m.init_i64("axes", {2}, {0, 1});
+  m.init_i64("steps", {2}, {-2, 2});
+  m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"sl"});  // rows 3, 1; columns 0, 2: [2,2]
+  m.init_i64("rows", {3}, {2, 0, 2});                                  // row 2 twice: its gradient adds up
+  m.node("Gather", {"x", "rows"}, {"ga"});                             // [3,3]
+  m.init_i64("cols", {2, 2}, {1, 1, 0, 1});
+  pb::Node& ge = m.node("GatherElements", {"sl", "cols"}, {"ge"});     // [2,2]
+  m.mb.attr_int(ge, "axis", 1);
+  m.init_i64("reps", {2}, {2, 1});
+  m.node("Tile", {"ge", "reps"}, {"ti"});                              // [4,2]
+  m.init_i64("pads", {4}, {1, 0, 0, 2});
+  m.node("Pad", {"ti", "pads", "cv"}, {"pc"});                         // constant cv: [5,4]
+  pb::Node& pr = m.node("Pad", {"ga", "pads"}, {"pr"});               // reflect: [4,5]
+  m.mb.attr(pr, "mode", pb::AttrType::String).s = m.mb.arena.save("reflect");
+  m.node("ReduceSumSquare", {"pc"}, {"a1"});
+  m.node("ReduceSumSquare", {"pr"}, {"a2"});
+  m.node("Add", {"a1", "a2"}, {"y"});
+  m.gradient({"x", "cv"}, {}, "y");
+  Session s = m.session();
+  expect_matches_finite_differences(s, random_feeds(m, 11), {"x", "cv"});
+}
+
 TEST(Gradient, IntegerPathsCarryNoGradient) {  // Shape -> Reshape target, Cast to int and back
   GradModel m;
   m.in("x", {2, 3});

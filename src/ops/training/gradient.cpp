@@ -13,9 +13,12 @@
 // indices) carry none. Broadcasting ops sum the gradient over the broadcast axes.
 // Ops with a rule (ai.onnx): Add Sub Mul Div Pow Neg Abs Reciprocal Exp Log Sqrt Sin Cos Tanh Sigmoid Relu
 // LeakyRelu Elu Softplus Erf Clip Identity Cast Reshape Flatten Squeeze Unsqueeze Expand Transpose Concat Split
-// Where Sum Mean MatMul Gemm ReduceSum ReduceMean ReduceSumSquare Softmax LogSoftmax. A node on the path from xs to
-// y without a rule is an error naming it.
+// Where Sum Mean MatMul Gemm ReduceSum ReduceMean ReduceSumSquare Softmax LogSoftmax, and the ops that move
+// elements (Slice Gather GatherElements GatherND Tile Pad Compress ReverseSequence DepthToSpace SpaceToDepth),
+// whose own kernel, run on element numbers, gives the map dy flows back along. A node on the path from xs to y
+// without a rule is an error naming it.
 #include <cmath>
+#include <functional>
 #include <numbers>
 #include <numeric>
 #include <unordered_map>
@@ -91,6 +94,8 @@ struct RuleArgs {
   std::vector<const Grad*> dout;       // null where no gradient reached the output
   std::vector<bool> want;
   std::vector<std::optional<Grad>> din;
+  // Runs the node's own kernel on other input values (for the element-moving ops).
+  std::function<std::vector<Datum>(std::vector<const Datum*>)> rerun;
 
   std::vector<double> x(size_t i) const { return read_doubles(*in.at(i)); }
   std::vector<double> y(size_t i = 0) const { return read_doubles(*out.at(i)); }
@@ -150,6 +155,49 @@ void rule_same_elements(RuleArgs& a) {
 }
 
 void rule_expand(RuleArgs& a) { a.set(0, sum_to(a.dy(), a.in_dims(0))); }
+
+// Ops that only move elements (Slice, Gather, Tile, Pad...): the node's own kernel, run with x replaced by its
+// element numbers (1-based, as doubles: every such op takes double data, and they are exact up to 2^53), tells
+// where each output element came from (0: from no element of x, such as padding); dy flows back along that map.
+// The other inputs keep their values.
+void rule_moves(RuleArgs& a) {
+  std::vector<Datum> holders(a.in.size());
+  for (size_t k = 0; k < a.in.size(); ++k)
+    if (a.in[k]) holders[k] = Datum::of(*a.in[k]);
+  const bool pad = a.node.op_type == "Pad";
+  if (pad && a.opset < 11 && a.attrs.get_float("value", 0.0f) != 0)
+    fail("Pad before opset 11 with a non-zero 'value' is not supported by the gradient rule");
+  if (pad && a.opset >= 11 && a.in.size() > 2 && a.in[2]) {
+    Tensor zero = Tensor::allocate(D::Double, a.in_dims(2));
+    holders[2] = Datum::of(std::move(zero));
+  }
+  Tensor numbers = Tensor::allocate(D::Double, a.in_dims(0));
+  double* p = numbers.mutable_data<double>();
+  for (uint64_t k = 0; k < numbers.element_count(); ++k) p[k] = static_cast<double>(k + 1);
+  holders[0] = Datum::of(std::move(numbers));
+  std::vector<const Datum*> ptrs;
+  for (const Datum& d : holders) ptrs.push_back(d.kind == Datum::Kind::Empty ? nullptr : &d);
+  const std::vector<Datum> maps = a.rerun(std::move(ptrs));
+  Grad gx = zeros(a.in_dims(0));
+  double padded = 0;  // dy summed over the elements that came from no element of x (Pad's constant)
+  for (size_t j = 0; j < a.out.size() && j < maps.size(); ++j) {
+    if (!a.dout[j]) continue;
+    const Tensor& m = maps[j].tensor;
+    if (!maps[j].is_tensor() || m.dtype() != D::Double || m.element_count() != a.dout[j]->v.size())
+      fail("internal: the element map of output ", j, " does not match the output");
+    const double* src = m.data<double>();
+    for (size_t k = 0; k < a.dout[j]->v.size(); ++k) {
+      if (src[k] > 0) gx.v[static_cast<size_t>(src[k]) - 1] += a.dout[j]->v[k];
+      else padded += a.dout[j]->v[k];
+    }
+  }
+  a.set(0, std::move(gx));
+  if (pad && a.wants(2)) {
+    Grad gc = zeros(a.in_dims(2));
+    for (double& v : gc.v) v = padded;
+    a.set(2, std::move(gc));
+  }
+}
 
 // ---- broadcasting binary ops ----
 
@@ -445,7 +493,10 @@ const std::unordered_map<std::string, Rule>& rules() {
       {"Concat", rule_concat}, {"Split", rule_split}, {"Where", rule_where}, {"Sum", rule_sum}, {"Mean", rule_mean},
       {"MatMul", rule_matmul}, {"Gemm", rule_gemm}, {"ReduceSum", rule_reduce_sum},
       {"ReduceMean", rule_reduce_mean}, {"ReduceSumSquare", rule_reduce_sum_square}, {"Softmax", rule_softmax},
-      {"LogSoftmax", rule_log_softmax},
+      {"LogSoftmax", rule_log_softmax}, {"Slice", rule_moves}, {"Gather", rule_moves},
+      {"GatherElements", rule_moves}, {"GatherND", rule_moves}, {"Tile", rule_moves}, {"Pad", rule_moves},
+      {"Compress", rule_moves}, {"ReverseSequence", rule_moves}, {"DepthToSpace", rule_moves},
+      {"SpaceToDepth", rule_moves},
   };
   return k;
 }
@@ -652,7 +703,7 @@ class GradientKernel : public Kernel {
       bool reached = false;
       for (int s : f->out) reached = reached || (s >= 0 && grads[static_cast<size_t>(s)]);
       if (!reached) continue;
-      RuleArgs a{*f->node, f->attrs, f->opset, {}, {}, {}, {}, {}};
+      RuleArgs a{*f->node, f->attrs, f->opset, {}, {}, {}, {}, {}, {}};
       bool any = false;
       for (int s : f->in) {
         const Tensor* t = tensor_at(s);
@@ -668,6 +719,11 @@ class GradientKernel : public Kernel {
         a.dout.push_back(s >= 0 && grads[static_cast<size_t>(s)] ? &*grads[static_cast<size_t>(s)] : nullptr);
       }
       a.din.resize(f->in.size());
+      a.rerun = [&](std::vector<const Datum*> ins) {
+        KernelContext kc(*f->node, f->opset, std::move(ins), f->node->outputs.size(), nullptr);
+        f->kernel->run(kc);
+        return std::move(kc.outputs());
+      };
       try {
         f->rule(a);
       } catch (const Error& e) {
