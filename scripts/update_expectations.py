@@ -2,9 +2,10 @@
 """Rewrites a conformance expectations file from a run of `onyx test-onnx`.
 
 Every failing test is listed as `SUITE/TEST xfail REASON` (the reason is the failure message, shortened);
-`shape-only` lines (tests whose expected outputs come from a random source) and `spec-differs` lines (expected
-data that contradicts the spec, with the evidence) are written by hand and kept as they are. Run it when
-operators land: the conformance ctest fails on any unexpected pass, so the list only shrinks.
+`shape-only` and `shape-type-only` lines (tests whose expected outputs come from a random source) and
+`spec-differs` lines (expected data that contradicts the spec, with the evidence) are written by hand and kept as
+they are. Run it when operators land: the conformance ctest fails on any unexpected pass, so the list only
+shrinks.
 Usage: update_expectations.py ONYX EXPECTATIONS_FILE TEST_DIR...
 """
 import os
@@ -16,7 +17,7 @@ onyx, path, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
 keep = []
 try:
     for line in open(path):
-        if re.match(r"^\S+\s+(shape-only|spec-differs)\s", line):
+        if re.match(r"^\S+\s+(shape-only|shape-type-only|spec-differs)\s", line):
             keep.append(line.rstrip("\n"))
 except FileNotFoundError:
     pass
@@ -36,8 +37,8 @@ for line in run.stdout.splitlines():
     lines.append(f"{test}  xfail  {reason[:200]}")
 with open(path, "w") as f:
     f.write("# Conformance tests not expected to pass, with the reason (written by scripts/update_expectations.py;\n")
-    f.write("# `shape-only` lines (random expected outputs) and `spec-differs` lines (expected data contradicting the\n")
-    f.write("# spec, with the evidence) are kept by hand).\n")
+    f.write("# `shape-only` / `shape-type-only` lines (random expected outputs) and `spec-differs` lines (expected data\n")
+    f.write("# contradicting the spec, with the evidence) are kept by hand).\n")
     for l in keep + sorted(lines):
         f.write(l + "\n")
 os.remove(tmp)

@@ -30,8 +30,10 @@ const char* const kTestOnnxUsage =
     "exact, allclose(rtol=1e-3, atol=1e-7) with NaN equal to NaN.\n"
     "  --expectations FILE  tests not expected to pass, one per line: 'SUITE/TEST  KIND  reason' (GLOB patterns\n"
     "                       allowed); KIND is xfail (not passing yet), spec-differs (the expected data contradicts\n"
-    "                       the spec; the reason gives the evidence) or shape-only (random outputs: shape and type\n"
-    "                       are compared).\n"
+    "                       the spec; the reason gives the evidence), shape-only (random outputs: shape, type and\n"
+    "                       range are compared: each element within [min, max] of the expected ones) or\n"
+    "                       shape-type-only (random outputs whose range is itself random, such as the elements\n"
+    "                       training-mode Dropout keeps: shape and type only).\n"
     "                       With this file, unexpected failures and unexpected passes make the exit status 1.\n"
     "  --filter GLOB        run only tests whose SUITE/TEST matches\n"
     "  --timeout SECONDS    per test (default 60)\n"
@@ -111,8 +113,9 @@ std::vector<Expectation> read_expectations(const fs::path& path) {
     std::istringstream ss(line);
     Expectation e;
     if (!(ss >> e.pattern)) continue;
-    if (!(ss >> e.kind) || (e.kind != "xfail" && e.kind != "shape-only" && e.kind != "spec-differs"))
-      fail(path.string(), ":", lineno, ": expected 'PATTERN xfail|spec-differs|shape-only REASON'");
+    if (!(ss >> e.kind) ||
+        (e.kind != "xfail" && e.kind != "shape-only" && e.kind != "shape-type-only" && e.kind != "spec-differs"))
+      fail(path.string(), ":", lineno, ": expected 'PATTERN xfail|spec-differs|shape-only|shape-type-only REASON'");
     if (e.kind == "spec-differs") e.kind = "xfail";  // expected to fail: the test data contradicts the spec
     std::getline(ss, e.reason);
     e.reason.erase(0, e.reason.find_first_not_of(" \t"));
@@ -128,11 +131,21 @@ Expectation* match(std::vector<Expectation>& list, const std::string& id) {
   return nullptr;
 }
 
+// How outputs are compared: values (allclose), range (shape-only), or shape and type alone (shape-type-only).
+enum class Check { Values, Range, ShapeType };
+
+Check check_for(const Expectation* e) {
+  if (e && e->kind == "shape-only") return Check::Range;
+  if (e && e->kind == "shape-type-only") return Check::ShapeType;
+  return Check::Values;
+}
+
 // Runs one test in this process; returns "" on success or the reason it failed.
-std::string run_case(const Case& c, bool shape_only) {
+std::string run_case(const Case& c, Check check) {
   Session s = Session::from_file(c.model);
   auto compare = [&](const Datum& want, const Datum& got) -> std::optional<std::string> {
-    if (!shape_only) return compare_datums(want, got);
+    if (check == Check::Values) return compare_datums(want, got);
+    if (check == Check::Range) return compare_datums_range(want, got);
     if (want.kind != got.kind) return cat("expected ", want.describe(), ", got ", got.describe());
     if (want.is_tensor() && (want.tensor.dims() != got.tensor.dims() || want.tensor.dtype() != got.tensor.dtype()))
       return cat("expected ", want.describe(), ", got ", got.describe());
@@ -182,7 +195,7 @@ std::string run_case(const Case& c, bool shape_only) {
 }
 
 // Forks, runs the case in the child, returns its verdict ("" = pass).
-std::string run_isolated(const Case& c, bool shape_only, int timeout_s) {
+std::string run_isolated(const Case& c, Check check, int timeout_s) {
   int fds[2];
   if (pipe(fds) != 0) fail("pipe failed");
   std::cout.flush();
@@ -192,7 +205,7 @@ std::string run_isolated(const Case& c, bool shape_only, int timeout_s) {
     close(fds[0]);
     std::string verdict;
     try {
-      verdict = run_case(c, shape_only);
+      verdict = run_case(c, check);
     } catch (const std::exception& e) {
       verdict = e.what();
       if (verdict.empty()) verdict = "error";
@@ -267,8 +280,7 @@ int cmd_test_onnx(const std::vector<std::string>& argv) {
     progress.set(i + 1, cases.size(), c.id);
     Expectation* e = match(expectations, c.id);
     if (e) e->used = true;
-    bool shape_only = e && e->kind == "shape-only";
-    std::string verdict = run_isolated(c, shape_only, timeout);
+    std::string verdict = run_isolated(c, check_for(e), timeout);
     Row& row = table[c.suite];
     bool xfail = e && e->kind == "xfail";
     if (verdict.empty()) {

@@ -1,8 +1,10 @@
 #include "exec/datum_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <limits>
 
 #include "base/error.hpp"
 #include "format/mapped_file.hpp"
@@ -308,6 +310,59 @@ std::optional<std::string> compare_datums(const Datum& e, const Datum& a, double
       continue;
     }
     return cat("element ", i, " of ", n, ": expected ", ev, ", got ", av);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> compare_datums_range(const Datum& e, const Datum& a) {
+  if (e.kind != a.kind) return cat("expected ", e.describe(), ", got ", a.describe());
+  switch (e.kind) {
+    case Datum::Kind::Sequence:
+    case Datum::Kind::Optional: {
+      if (e.elements.size() != a.elements.size())
+        return cat("expected ", e.elements.size(), " elements, got ", a.elements.size());
+      for (size_t i = 0; i < e.elements.size(); ++i)
+        if (auto d = compare_datums_range(e.elements[i], a.elements[i])) return cat("element ", i, ": ", *d);
+      return std::nullopt;
+    }
+    case Datum::Kind::Map: {
+      if (e.map_values && a.map_values) return compare_datums_range(*e.map_values, *a.map_values);
+      return std::nullopt;
+    }
+    case Datum::Kind::Empty: return std::nullopt;
+    case Datum::Kind::Tensor: break;
+  }
+  const Tensor& x = e.tensor;
+  const Tensor& y = a.tensor;
+  if (x.dims() != y.dims()) return cat("shape: expected ", dims_str(x.dims()), ", got ", dims_str(y.dims()));
+  if (x.dtype() != y.dtype()) return cat("element type: expected ", x.dtype(), ", got ", y.dtype());
+  if (x.dtype() == DataType::String || x.dtype() == DataType::Bool) return std::nullopt;
+  uint64_t n = x.element_count();
+  // Complex values: real and imaginary parts are checked against one range.
+  const bool complex = x.dtype() == DataType::Complex64 || x.dtype() == DataType::Complex128;
+  if (complex) n *= 2;
+  auto value = [&](const Tensor& t, uint64_t i) {
+    if (t.dtype() == DataType::Complex64) return static_cast<double>(t.data<float>()[i]);
+    if (t.dtype() == DataType::Complex128) return t.data<double>()[i];
+    return double_of(t.dtype(), t.bytes().data(), i);
+  };
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (uint64_t i = 0; i < n; ++i) {
+    const double v = value(x, i);
+    if (std::isnan(v)) continue;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    const double av = value(y, i);
+    if (std::isnan(av)) {
+      if (std::isnan(value(x, i))) continue;
+      return cat("element ", i, " of ", n, ": got NaN, expected a value in [", lo, ", ", hi, "]");
+    }
+    if (av < lo || av > hi) {
+      if (lo > hi) return cat("element ", i, " of ", n, ": got ", av, ", expected NaN (every expected element is NaN)");
+      return cat("element ", i, " of ", n, ": got ", av, ", outside the expected range [", lo, ", ", hi, "]");
+    }
   }
   return std::nullopt;
 }

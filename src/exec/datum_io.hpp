@@ -28,4 +28,9 @@ std::string serialize_datum(const Datum& d, const std::string& name);
 std::optional<std::string> compare_datums(const Datum& expected, const Datum& actual, double rtol = 1e-3,
                                           double atol = 1e-7);
 
+// For outputs drawn from a random source (the runner's `shape-only` tests): same kind, shape and element type, and
+// each element within [min, max] of the expected tensor's elements; NaN only where the expected element is NaN.
+// Booleans and strings: any value. Sequences and optionals element by element.
+std::optional<std::string> compare_datums_range(const Datum& expected, const Datum& actual);
+
 }  // namespace onyx

@@ -195,7 +195,7 @@ struct Session::Impl {
             for (const auto& sg : a.graphs) plans[sg.get()] = compile(*sg, imports, scope);
           }
           infer_node(n, def, step.opset, scope);
-          ops::KernelInit init{n, step.opset, ops::AttributeView(n, scope), {}, {}};
+          ops::KernelInit init{n, step.opset, ops::AttributeView(n, scope), {}, {}, &imports};
           for (const Value* v : n.inputs) init.input_types.push_back(v ? &v->type : nullptr);
           for (const Value* v : n.outputs) init.output_types.push_back(v ? &v->type : nullptr);
           step.kernel = def->kernel(init);

@@ -127,6 +127,9 @@ struct KernelInit {
   AttributeView attrs;
   std::vector<const Type*> input_types;  // inferred (may be Unknown)
   std::vector<const Type*> output_types;
+  // Opset imports in effect for the node's graph (the model's, or a function's): for ops that bind other nodes
+  // of the graph to kernels themselves (Gradient).
+  const std::map<std::string, int64_t>* opset_imports = nullptr;
 };
 
 using InferFn = std::function<void(InferContext&)>;

@@ -11,7 +11,9 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "exec/datum_io.hpp"
 #include "format/onnx_proto.hpp"
+#include "ops/op_test_util.hpp"
 #include "ops/registry.hpp"
 #include "test_data.hpp"
 
@@ -113,6 +115,44 @@ TEST(Cli, ConvertMovesDataOutAndBack) {
   CliRun check = onyx("check " + (dir / "back.onnx").string());
   EXPECT_EQ(check.status, 0) << check.out;
   EXPECT_EQ(onyx(cat("convert ", (dir / "demo.onnx").string(), " x.onnx --inline --external-data-threshold 5")).status, 1);
+  fs::remove_all(dir);
+}
+
+// A shape-only conformance test (outputs from a random source) still fails when an output leaves the expected
+// range: the model is Identity, so a wrong "expected" range stands for a wrong output.
+TEST(Cli, ShapeOnlyTestsCheckTheValueRange) {
+  fs::path dir = fs::temp_directory_path() / cat("onyx-cli-range-", ::getpid());
+  fs::path test = dir / "suite" / "test_identity_draw";
+  fs::create_directories(test / "test_data_set_0");
+  pb::Model m;
+  m.ir_version = 10;
+  m.opset_import.push_back({"", 21, {}});
+  pb::Graph& g = m.graph.emplace();
+  g.name = "draw";
+  pb::ValueInfo& vi = g.input.emplace_back();
+  vi.name = "x";
+  auto& tt = vi.type.emplace().tensor_type.emplace();
+  tt.elem_type = 1;
+  tt.shape.emplace().dim.emplace_back().dim_value = 4;
+  pb::Node& n = g.node.emplace_back();
+  n.op_type = "Identity";
+  n.input = {"x"};
+  n.output = {"y"};
+  g.output.emplace_back().name = "y";
+  std::ofstream(test / "model.onnx", std::ios::binary) << pb::serialize_model(m);
+  auto floats = [](std::vector<float> v) { return Datum::of(testing::make_tensor<float>(DataType::Float, {4}, v)); };
+  save_datum(floats({0.25f, 1, 0, 0.5f}), "x", test / "test_data_set_0" / "input_0.pb");
+  std::ofstream(dir / "expect") << "suite/test_identity_draw  shape-only  a random draw\n";
+  const std::string cmd = cat("test-onnx ", test.string(), " --expectations ", (dir / "expect").string());
+  // Another draw: other values in the same range pass.
+  save_datum(floats({1, 0, 0.5f, 0.75f}), "y", test / "test_data_set_0" / "output_0.pb");
+  CliRun same_range = onyx(cmd);
+  EXPECT_EQ(same_range.status, 0) << same_range.out;
+  // Expected values in [2, 3]: onyx's 0.25 is outside.
+  save_datum(floats({2, 3, 2.5f, 2}), "y", test / "test_data_set_0" / "output_0.pb");
+  CliRun wrong = onyx(cmd);
+  EXPECT_EQ(wrong.status, 1) << wrong.out;
+  EXPECT_NE(wrong.out.find("element 0 of 4: got 0.25, outside the expected range [2, 3]"), std::string::npos) << wrong.out;
   fs::remove_all(dir);
 }
 

@@ -1,5 +1,5 @@
-// ai.onnx.preview.training optimizers: Adagrad-1, Adam-1, Momentum-1 (the only versions). Gradient-1 is not
-// implemented: it needs automatic differentiation of the graph.
+// ai.onnx.preview.training optimizers: Adagrad-1, Adam-1, Momentum-1 (the only versions). Gradient-1 is in
+// gradient.cpp.
 // Inputs: R (learning rate, float/double scalar), T (update count, int64 scalar), then the optimized tensors X_1..X_n,
 // their gradients G_1..G_n and the optimizer state (Adagrad: H, accumulated squared gradients; Momentum: V;
 // Adam: V then H). Outputs: the new X_i, then the new state tensors, same shapes and types as the inputs.
