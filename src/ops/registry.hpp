@@ -127,6 +127,12 @@ struct KernelInit {
   AttributeView attrs;
   std::vector<const Type*> input_types;  // inferred (may be Unknown)
   std::vector<const Type*> output_types;
+  // The value of each input known at creation (initializer, Constant, folded), else null. A fast kernel may
+  // prepack it; it outlives the kernel.
+  std::vector<const Tensor*> input_values = {};
+  // Set by tests that compare fast kernels with their reference: factories then return the reference kernel.
+  bool reference_only = false;
+  const Tensor* input_value(size_t i) const { return i < input_values.size() ? input_values[i] : nullptr; }
 };
 
 using InferFn = std::function<void(InferContext&)>;
