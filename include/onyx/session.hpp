@@ -17,6 +17,7 @@ struct SessionOptions {
   int threads = 0;             // intra-op threads; 0 = physical cores
   int optimization_level = 1;  // 0 off, 1 basic, 2 all
   int log_level = 2;           // 0 verbose .. 4 fatal
+  bool reference_kernels = false;  // run every op with its reference kernel (tests compare fast kernels with them)
 };
 
 // One node's run, for profiles. Times are steady-clock nanoseconds since the run began.

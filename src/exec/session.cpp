@@ -9,6 +9,7 @@
 
 #include "base/error.hpp"
 #include "check/checker.hpp"
+#include "exec/threads.hpp"
 #include "format/onnx_proto.hpp"
 #include "ir/spec_table.hpp"
 #include "ops/registry.hpp"
@@ -71,6 +72,10 @@ const Datum& lookup(const Frame& f, const Ref& r) {
   const Frame* fr = &f;
   for (int i = 0; i < r.depth; ++i) fr = fr->parent;
   return fr->values[r.id];
+}
+
+bool is_constant_node(const Node& n) {
+  return n.op_type == "Constant" && (n.domain.empty() || n.domain == "ai.onnx");
 }
 
 bool is_random_op(const Node& n) {
@@ -136,6 +141,16 @@ struct Session::Impl {
     }
   }
 
+  // The value of `v` when no run can change it: an initializer that no feed can replace, or a Constant node's
+  // output. (Folded values are not offered: one may derive from an input whose initializer a feed replaces.)
+  const Tensor* constant_value(const Value* v) const {
+    if (!v) return nullptr;
+    if (v->initializer && !v->is_graph_input) return v->initializer;
+    if (!v->producer || !is_constant_node(*v->producer)) return nullptr;
+    auto it = constants.find(v);
+    return it == constants.end() ? nullptr : &it->second;
+  }
+
   // Runs a node at creation when all its inputs are known constants and small, to give inference values.
   void fold_if_constant(const Node& n, ops::Kernel& kernel, int64_t opset) {
     if (is_random_op(n) || n.outputs.empty()) return;
@@ -196,7 +211,11 @@ struct Session::Impl {
           }
           infer_node(n, def, step.opset, scope);
           ops::KernelInit init{n, step.opset, ops::AttributeView(n, scope), {}, {}, &imports};
-          for (const Value* v : n.inputs) init.input_types.push_back(v ? &v->type : nullptr);
+          init.reference_only = options.reference_kernels;
+          for (const Value* v : n.inputs) {
+            init.input_types.push_back(v ? &v->type : nullptr);
+            init.input_values.push_back(constant_value(v));
+          }
           for (const Value* v : n.outputs) init.output_types.push_back(v ? &v->type : nullptr);
           step.kernel = def->kernel(init);
           fold_if_constant(n, *step.kernel, step.opset);
@@ -484,6 +503,7 @@ std::vector<std::pair<std::string, Datum>> Session::run(const std::map<std::stri
       wanted.push_back(i);
     }
   }
+  threads::use_for_this_thread(impl_->options.threads > 0 ? impl_->options.threads : threads::physical_cores());
   RunState run;
   run.options = &options;
   std::vector<Datum> all = impl_->execute(*impl_->main, std::move(inputs), nullptr, run);

@@ -130,6 +130,12 @@ struct KernelInit {
   // Opset imports in effect for the node's graph (the model's, or a function's): for ops that bind other nodes
   // of the graph to kernels themselves (Gradient).
   const std::map<std::string, int64_t>* opset_imports = nullptr;
+  // The value of each input known at creation (initializer, Constant, folded), else null. A fast kernel may
+  // prepack it; it outlives the kernel.
+  std::vector<const Tensor*> input_values = {};
+  // Set by tests that compare fast kernels with their reference: factories then return the reference kernel.
+  bool reference_only = false;
+  const Tensor* input_value(size_t i) const { return i < input_values.size() ? input_values[i] : nullptr; }
 };
 
 using InferFn = std::function<void(InferContext&)>;

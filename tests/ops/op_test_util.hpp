@@ -2,6 +2,7 @@
 #pragma once
 #include <cctype>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,16 @@ class OneNode {
 
   OneNode& input(const std::string& name, Tensor t) {
     inputs_.emplace_back(name, std::move(t));
+    return *this;
+  }
+  // An input held as an initializer (a constant of the model, which fast kernels may prepack).
+  OneNode& constant_input(const std::string& name, Tensor t) {
+    inputs_.emplace_back(name, std::move(t));
+    constants_.insert(name);
+    return *this;
+  }
+  OneNode& options(SessionOptions o) {
+    options_ = o;
     return *this;
   }
   OneNode& omitted_input() {
@@ -80,6 +91,14 @@ class OneNode {
     for (auto& [name, t] : inputs_) {
       n.input.push_back(arena_->save(name));
       if (name.empty()) continue;
+      if (constants_.count(name)) {
+        pb::Tensor& init = g.initializer.emplace_back();
+        init.name = arena_->save(name);
+        init.data_type = static_cast<int32_t>(t.dtype());
+        init.dims = t.dims();
+        init.raw_data = arena_->save(std::string(t.bytes()));
+        continue;
+      }
       pb::ValueInfo& vi = g.input.emplace_back();
       vi.name = arena_->save(name);
       auto& tt = vi.type.emplace().tensor_type.emplace();
@@ -95,7 +114,7 @@ class OneNode {
     }
     n.attribute = attrs_;
     g.node.push_back(n);
-    Session s = Session::from_bytes(pb::serialize_model(m));
+    Session s = Session::from_bytes(pb::serialize_model(m), options_);
     std::vector<Datum> out;
     for (auto& [name, d] : s.run(feeds)) out.push_back(std::move(d));
     return out;
@@ -113,6 +132,8 @@ class OneNode {
   std::shared_ptr<pb::Arena> arena_ = std::make_shared<pb::Arena>();  // shared: copies keep the views valid
   std::vector<std::pair<std::string, Tensor>> inputs_;
   std::vector<pb::Attribute> attrs_;
+  std::set<std::string> constants_;
+  SessionOptions options_;
   int num_outputs_ = 1;
 };
 

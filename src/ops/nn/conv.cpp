@@ -7,6 +7,11 @@
 //   otherwise total - floor(total/2) goes first.
 // v1 and v11 take float16/float/double (v11 only refined the text on pads and kernel_shape); v22 adds bfloat16.
 // Computed as im2col + blocked GEMM (Conv) and GEMM + col2im (ConvTranspose), in float (double for double).
+// Fast kernel: float32 2-D Conv with constant W (and B) runs on oneDNN (kernels/conv.hpp), weights packed at
+// session creation.
+#include <mutex>
+
+#include "kernels/conv.hpp"
 #include "ops/nn/nn_kit.hpp"
 
 namespace onyx::ops {
@@ -378,9 +383,69 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
   oy.commit();
 }
 
+// Float32 2-D Conv with constant W (and constant or no B) on oneDNN; other runs take the reference path.
+class FastConv : public Kernel {
+ public:
+  FastConv(ConvAttrs a, const Tensor& w, const Tensor* b) : a_(std::move(a)), w_(w), b_(b) {
+    if (b_) bias_.assign(b_->data<float>(), b_->data<float>() + b_->element_count());
+  }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const bool same_b = b ? (b_ && b->bytes().data() == b_->bytes().data()) : !b_;
+    if (x.dtype() != DataType::Float || x.dims().size() != 4 || ctx.input(1).bytes().data() != w_.bytes().data() ||
+        !same_b || x.dims()[1] != a_.group * w_.dims()[1] || x.dims()[0] == 0)
+      return conv_typed<float>(ctx, a_);  // validates and reports like the reference, or computes the odd case
+    WindowAttrs wa = a_.w;
+    wa.kernel = kernel_from(a_, w_.dims(), 2);
+    nn::Window g = nn::make_window(wa, Dims(x.dims().begin() + 2, x.dims().end()));
+    if (g.out[0] <= 0 || g.out[1] <= 0 || g.kernel[0] != w_.dims()[2] || g.kernel[1] != w_.dims()[3])
+      return conv_typed<float>(ctx, a_);
+    const kernels::PackedConv& conv = packed(g);
+    Tensor& y = ctx.allocate_output(0, DataType::Float, {x.dims()[0], w_.dims()[0], g.out[0], g.out[1]});
+    conv.run_nchw(x.data<float>(), x.dims()[0], x.dims()[2], x.dims()[3], y.mutable_data<float>());
+  }
+
+ private:
+  // One packed convolution per padding (auto_pad SAME pads depend on the input size).
+  const kernels::PackedConv& packed(const nn::Window& g) {
+    std::array<int64_t, 4> pads{g.pads[0], g.pads[1], g.pads[2], g.pads[3]};
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = convs_.find(pads);
+    if (it != convs_.end()) return *it->second;
+    kernels::ConvShape s;
+    s.C = w_.dims()[1] * a_.group;
+    s.M = w_.dims()[0];
+    s.group = a_.group;
+    s.kernel = {g.kernel[0], g.kernel[1]};
+    s.strides = {g.strides[0], g.strides[1]};
+    s.dilations = {g.dilations[0], g.dilations[1]};
+    s.pads = pads;
+    auto conv = std::make_unique<kernels::PackedConv>(w_.data<float>(), s, bias_, kernels::ActivationSpec{}, false);
+    return *convs_.emplace(pads, std::move(conv)).first->second;
+  }
+
+  ConvAttrs a_;
+  const Tensor& w_;
+  const Tensor* b_;
+  std::vector<float> bias_;
+  std::mutex mutex_;
+  std::map<std::array<int64_t, 4>, std::unique_ptr<kernels::PackedConv>> convs_;
+};
+
 template <bool kTranspose>
 std::unique_ptr<Kernel> conv_kernel(const KernelInit& init) {
   ConvAttrs a = read_conv_attrs(init.attrs, kTranspose);
+  if constexpr (!kTranspose) {
+    const Tensor* w = init.input_value(1);
+    const bool has_b = init.node.inputs.size() > 2 && init.node.inputs[2];
+    const Tensor* b = has_b ? init.input_value(2) : nullptr;
+    const bool b_ok = !has_b || (b && b->dtype() == DataType::Float && w && b->dims() == Dims{w->dims()[0]});
+    if (!init.reference_only && w && w->dtype() == DataType::Float && w->dims().size() == 4 && b_ok &&
+        w->element_count() > 0 && a.group > 0 && w->dims()[0] % a.group == 0)
+      return std::make_unique<FastConv>(a, *w, b);
+  }
   return make_kernel([a](KernelContext& ctx) {
     nn::visit_float(ctx.input(0).dtype(), [&](auto tag) {
       using T = decltype(tag);

@@ -5,6 +5,9 @@
 //   (C must have Y's shape unless broadcast=1; v1 also has consumed_inputs-era semantics only); v7: C broadcasts
 //   unidirectionally to (M, N); v9 adds int32/int64/uint32/uint64; v11: C is optional; v13 adds bfloat16.
 // Float types compute in float (double for double) with a blocked kernel; integers wrap like the hardware.
+// Fast kernels (float32, oneDNN): a constant 2-D B (MatMul's B, Gemm's B without transA) is packed once at session
+// creation; other float32 MatMuls of rank 2..6 go to oneDNN's batched matmul. Anything else runs the reference.
+#include "kernels/gemm.hpp"
 #include "ops/nn/nn_kit.hpp"
 
 namespace onyx::ops {
@@ -215,6 +218,98 @@ void run_gemm(KernelContext& ctx, float alpha, float beta, bool trans_a, bool tr
 
 }  // namespace
 
+// ---- Fast kernels ----
+
+// A constant float32 2-D B, packed for oneDNN, with the bytes it was packed from (a run whose B is other bytes,
+// e.g. a feed replacing an initializer, does not use it).
+struct PackedB {
+  std::unique_ptr<kernels::PackedGemm> gemm;
+  const char* source = nullptr;
+  bool matches(const Tensor& b) const { return gemm && b.bytes().data() == source; }
+};
+
+PackedB pack_b(const Tensor* b, bool transposed, std::vector<float> bias, float alpha) {
+  PackedB p;
+  if (!b || b->dtype() != DataType::Float || b->dims().size() != 2) return p;
+  const int64_t K = b->dims()[transposed ? 1 : 0], N = b->dims()[transposed ? 0 : 1];
+  if (K == 0 || N == 0) return p;
+  if (alpha == 1.0f) {
+    p.gemm = std::make_unique<kernels::PackedGemm>(b->data<float>(), K, N, transposed, std::move(bias));
+  } else {
+    // alpha * (A B) as A (alpha B): the same up to rounding, and free at run time.
+    auto scaled = std::make_shared<std::vector<float>>(b->data<float>(), b->data<float>() + K * N);
+    for (float& v : *scaled) v *= alpha;
+    p.gemm = std::make_unique<kernels::PackedGemm>(scaled->data(), K, N, transposed, std::move(bias), scaled);
+  }
+  p.source = b->bytes().data();
+  return p;
+}
+
+class FastMatMul : public Kernel {
+ public:
+  explicit FastMatMul(PackedB b) : b_(std::move(b)) {}
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.dtype() != DataType::Float || b.dtype() != DataType::Float || a.dims().empty() || b.dims().empty())
+      return run_matmul(ctx);
+    const MatMulGeom g = matmul_geom(a.dims(), b.dims());
+    if (b_.matches(b)) {
+      // Every row of every batch of A against the one B: a single [rows, K] x [K, N] product.
+      Tensor& y = ctx.allocate_output(0, DataType::Float, g.out);
+      b_.gemm->run(a.data<float>(), product(a.dims()) / g.K, y.mutable_data<float>());
+      return;
+    }
+    const size_t rank = std::max(a.dims().size(), b.dims().size());
+    if (a.dims().size() < 2 || b.dims().size() < 2 || rank > 6 || g.M == 0 || g.N == 0 || g.K == 0)
+      return run_matmul(ctx);
+    Dims ad = a.dims(), bd = b.dims();
+    ad.insert(ad.begin(), rank - ad.size(), 1);
+    bd.insert(bd.begin(), rank - bd.size(), 1);
+    Tensor& y = ctx.allocate_output(0, DataType::Float, g.out);
+    kernels::batched_matmul(a.data<float>(), ad, b.data<float>(), bd, y.mutable_data<float>());
+  }
+
+ private:
+  PackedB b_;
+};
+
+class FastGemm : public Kernel {
+ public:
+  FastGemm(PackedB b, const Tensor* c, std::function<void(KernelContext&)> reference)
+      : b_(std::move(b)), c_(c), reference_(std::move(reference)) {}
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor* c = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    // The packed bias came from the constant C: a run must see the same C (or none when there was none).
+    const bool same_c = c ? (c_ && c->bytes().data() == c_->bytes().data()) : !c_;
+    if (a.dtype() != DataType::Float || a.dims().size() != 2 || !b_.matches(ctx.input(1)) || !same_c ||
+        a.dims()[1] != b_.gemm->K())
+      return reference_(ctx);
+    Tensor& y = ctx.allocate_output(0, DataType::Float, {a.dims()[0], b_.gemm->N()});
+    b_.gemm->run(a.data<float>(), a.dims()[0], y.mutable_data<float>());
+  }
+
+ private:
+  PackedB b_;
+  const Tensor* c_;
+  std::function<void(KernelContext&)> reference_;
+};
+
+// Gemm's beta * C as a per-column bias when C is constant float32 of shape [], [1], [N] or [1, N]; nullopt otherwise.
+std::optional<std::vector<float>> gemm_bias(const Tensor* c, int64_t N, float beta) {
+  if (!c) return std::vector<float>{};
+  if (c->dtype() != DataType::Float) return std::nullopt;
+  const Dims& d = c->dims();
+  const int64_t n = static_cast<int64_t>(c->element_count());
+  const bool row = (d.size() == 1 && (d[0] == N || d[0] == 1)) || (d.size() == 2 && d[0] == 1 && (d[1] == N || d[1] == 1)) ||
+                   d.empty();
+  if (!row) return std::nullopt;
+  std::vector<float> bias(static_cast<size_t>(N));
+  for (int64_t j = 0; j < N; ++j) bias[j] = beta * c->data<float>()[n == 1 ? 0 : j];
+  return bias;
+}
+
 void register_matmul(Registry& r) {
   using D = DataType;
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
@@ -222,20 +317,31 @@ void register_matmul(Registry& r) {
   std::vector<DataType> fib = fi;
   fib.push_back(D::BFloat16);
 
-  auto mm_kernel = [](const KernelInit&) { return make_kernel([](KernelContext& ctx) { run_matmul(ctx); }); };
+  auto mm_kernel = [](const KernelInit& init) -> std::unique_ptr<Kernel> {
+    if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul(ctx); });
+    return std::make_unique<FastMatMul>(pack_b(init.input_value(1), false, {}, 1.0f));
+  };
   add_versions(r, "", "MatMul", {1}, {{{0, 1}, f}}, infer_matmul, mm_kernel);
   add_versions(r, "", "MatMul", {9}, {{{0, 1}, fi}}, infer_matmul, mm_kernel);
   add_versions(r, "", "MatMul", {13}, {{{0, 1}, fib}}, infer_matmul, mm_kernel);
 
-  auto gemm_kernel = [](const KernelInit& init) {
+  auto gemm_kernel = [](const KernelInit& init) -> std::unique_ptr<Kernel> {
     const float alpha = init.attrs.get_float("alpha", 1.0f), beta = init.attrs.get_float("beta", 1.0f);
     const bool ta = init.attrs.get_int("transA", 0) != 0, tb = init.attrs.get_int("transB", 0) != 0;
     const bool strict = init.opset < 7 && init.attrs.get_int("broadcast", 0) == 0;
     const bool c_optional = init.opset >= 11;
-    return make_kernel([=](KernelContext& ctx) {
+    auto reference = [=](KernelContext& ctx) {
       if (!c_optional && !ctx.has_input(2)) ctx.error("input C is required before opset 11");
       run_gemm(ctx, alpha, beta, ta, tb, strict);
-    });
+    };
+    const Tensor* b = init.input_value(1);
+    const Tensor* c = init.node.inputs.size() > 2 ? init.input_value(2) : nullptr;
+    const bool c_given = init.node.inputs.size() > 2 && init.node.inputs[2];
+    if (init.reference_only || ta || !b || b->dims().size() != 2 || (c_given && !c) || (!c_optional && !c_given))
+      return make_kernel(reference);
+    auto bias = gemm_bias(c, b->dims()[tb ? 0 : 1], beta);
+    if (!bias) return make_kernel(reference);
+    return std::make_unique<FastGemm>(pack_b(b, tb, std::move(*bias), alpha), c, reference);
   };
   add_versions(r, "", "Gemm", {1, 6, 7}, {{{0, 1, 2}, f}}, infer_gemm, gemm_kernel);
   add_versions(r, "", "Gemm", {9, 11}, {{{0, 1, 2}, fi}}, infer_gemm, gemm_kernel);

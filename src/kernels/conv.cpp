@@ -1,0 +1,121 @@
+#include "kernels/conv.hpp"
+
+#include <cstring>
+
+namespace onyx::kernels {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+constexpr auto f32 = memory::data_type::f32;
+
+PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, ActivationSpec act,
+                       bool with_sum)
+    : w_(w), shape_(shape), bias_(std::move(bias)), act_(act), with_sum_(with_sum) {}
+
+std::array<int64_t, 2> PackedConv::out_hw(int64_t H, int64_t W) const {
+  std::array<int64_t, 2> in{H, W}, out{};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t span = (shape_.kernel[i] - 1) * shape_.dilations[i] + 1;
+    out[i] = (in[i] + shape_.pads[i] + shape_.pads[i + 2] - span) / shape_.strides[i] + 1;
+  }
+  return out;
+}
+
+const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W, bool nchw) const {
+  return plans_.get({N, H, W, nchw ? 1 : 0}, [&] {
+    auto& eng = cpu_engine();
+    const ConvShape& s = shape_;
+    const auto o = out_hw(H, W);
+    Plan p;
+    p.src_nhwc = memory::desc({N, s.C, H, W}, f32, tag::nhwc);
+    p.dst_nhwc = memory::desc({N, s.M, o[0], o[1]}, f32, tag::nhwc);
+    p.src_nchw = memory::desc({N, s.C, H, W}, f32, tag::nchw);
+    p.dst_nchw = memory::desc({N, s.M, o[0], o[1]}, f32, tag::nchw);
+    const bool grouped = s.group > 1;
+    memory::dims wdims = grouped ? memory::dims{s.group, s.M / s.group, s.C / s.group, s.kernel[0], s.kernel[1]}
+                                 : memory::dims{s.M, s.C, s.kernel[0], s.kernel[1]};
+    memory::desc w_any(wdims, f32, tag::any);
+    memory::desc b_md({s.M}, f32, tag::a);
+    memory::dims strides{s.strides[0], s.strides[1]}, dil{s.dilations[0] - 1, s.dilations[1] - 1};
+    memory::dims pad_l{s.pads[0], s.pads[1]}, pad_r{s.pads[2], s.pads[3]};
+    // oneDNN wants the right/bottom padding that makes its output size formula land on ours.
+    for (int i = 0; i < 2; ++i) {
+      const int64_t in = i == 0 ? H : W, span = (s.kernel[i] - 1) * s.dilations[i] + 1;
+      pad_r[i] = (o[i] - 1) * s.strides[i] + span - in - pad_l[i];
+    }
+    auto d = bias_.empty()
+                 ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   p.src_nhwc, w_any, p.dst_nhwc, strides, dil, pad_l, pad_r)
+                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   p.src_nhwc, w_any, b_md, p.dst_nhwc, strides, dil, pad_l, pad_r);
+    dnnl::post_ops ops;
+    if (with_sum_) ops.append_sum(1.0f);
+    switch (act_.kind) {
+      case Activation::None: break;
+      case Activation::Relu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f); break;
+      case Activation::LeakyRelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, act_.alpha, 0.0f); break;
+      case Activation::Clip: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, act_.alpha, act_.beta); break;
+      case Activation::Sigmoid: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f); break;
+      case Activation::Tanh: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f); break;
+      case Activation::HardSigmoid:
+        // max(0, min(1, alpha x + beta)) as two steps (oneDNN 2.6 has no hardsigmoid).
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, act_.alpha, act_.beta);
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 1.0f);
+        break;
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+    p.primitive = dnnl::convolution_forward(pd);
+    {
+      std::lock_guard<std::mutex> lock(packs_mutex_);
+      for (const memory& m : packs_)
+        if (m.get_desc() == pd.weights_desc()) p.weights = m;
+      if (!p.weights) {
+        memory src(memory::desc(wdims, f32, grouped ? tag::goihw : tag::oihw), eng, const_cast<float*>(w_));
+        memory packed(pd.weights_desc(), eng);
+        dnnl::reorder(src, packed).execute(thread_stream(), src, packed);
+        thread_stream().wait();
+        packs_.push_back(packed);
+        p.weights = packed;
+      }
+    }
+    if (nchw) {
+      p.to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.src_nchw, eng, p.src_nhwc));
+      p.to_nchw = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst_nhwc, eng, p.dst_nchw));
+      if (with_sum_) p.sum_to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst_nchw, eng, p.dst_nhwc));
+    }
+    return p;
+  });
+}
+
+void PackedConv::run_nhwc(const float* x, int64_t N, int64_t H, int64_t W, float* y, const float* z) const {
+  const Plan& p = plan(N, H, W, false);
+  auto& eng = cpu_engine();
+  memory xm(p.src_nhwc, eng, const_cast<float*>(x)), ym(p.dst_nhwc, eng, y);
+  if (with_sum_ && z != y) std::memcpy(y, z, p.dst_nhwc.get_size());
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, ym}};
+  if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias_.data())));
+  p.primitive.execute(thread_stream(), args);
+  thread_stream().wait();
+}
+
+void PackedConv::run_nchw(const float* x, int64_t N, int64_t H, int64_t W, float* y, const float* z) const {
+  const Plan& p = plan(N, H, W, true);
+  auto& eng = cpu_engine();
+  auto& st = thread_stream();
+  memory xn(p.src_nchw, eng, const_cast<float*>(x)), yn(p.dst_nchw, eng, y);
+  memory xc(p.src_nhwc, eng), yc(p.dst_nhwc, eng);
+  p.to_nhwc->execute(st, xn, xc);
+  if (with_sum_) {
+    memory zn(p.dst_nchw, eng, const_cast<float*>(z));
+    p.sum_to_nhwc->execute(st, zn, yc);
+  }
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xc}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, yc}};
+  if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias_.data())));
+  p.primitive.execute(st, args);
+  p.to_nchw->execute(st, yc, yn);
+  st.wait();
+}
+
+}  // namespace onyx::kernels

@@ -1,0 +1,46 @@
+// Float matrix products on oneDNN.
+// PackedGemm: y[M,N] = a[M,K] * B + bias with a constant B, reordered once into the layout oneDNN's
+//   kernel wants (per distinct M only if that layout differs); the caller's B is never written.
+// batched_matmul: numpy-style batched product of two runtime tensors (batch dims broadcast), for attention.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/dnnl_kit.hpp"
+
+namespace onyx::kernels {
+
+class PackedGemm {
+ public:
+  // b: K×N row-major, or N×K when b_transposed. bias: empty or N values. b must outlive the object, or `keep`
+  // must own it.
+  PackedGemm(const float* b, int64_t K, int64_t N, bool b_transposed, std::vector<float> bias,
+             std::shared_ptr<const void> keep = nullptr);
+  int64_t K() const { return K_; }
+  int64_t N() const { return N_; }
+  // a: M×K row-major; y: M×N row-major (written whole).
+  void run(const float* a, int64_t M, float* y) const;
+
+ private:
+  struct Plan {
+    dnnl::matmul primitive;
+    dnnl::memory weights;
+  };
+  const Plan& plan(int64_t M) const;
+  const float* b_;
+  int64_t K_, N_;
+  bool b_transposed_;
+  std::vector<float> bias_;
+  std::shared_ptr<const void> keep_;
+  PrimitiveCache<int64_t, Plan> plans_;
+  mutable std::mutex packs_mutex_;
+  mutable std::vector<dnnl::memory> packs_;  // weights in each layout some plan asked for
+};
+
+// c = a @ b over the last two dims with broadcast batch dims; a: [...,M,K], b: [...,K,N] of equal rank (callers
+// pad with leading 1s), c: [...,M,N] with the broadcast batch dims. All row-major and contiguous.
+void batched_matmul(const float* a, const std::vector<int64_t>& a_dims, const float* b,
+                    const std::vector<int64_t>& b_dims, float* c);
+
+}  // namespace onyx::kernels

@@ -1,0 +1,117 @@
+// Every fast kernel against its op's reference kernel, on random shapes and values from a fixed seed: the same
+// one-node model runs in a session with fast kernels and in one with reference kernels only.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "ops/op_test_util.hpp"
+
+namespace onyx {
+namespace {
+
+using testing::OneNode;
+
+Tensor random_floats(std::mt19937& rng, std::vector<int64_t> dims, float scale = 1.0f) {
+  Tensor t = Tensor::allocate(DataType::Float, std::move(dims));
+  std::uniform_real_distribution<float> u(-scale, scale);
+  float* p = t.mutable_data<float>();
+  for (uint64_t i = 0; i < t.element_count(); ++i) p[i] = u(rng);
+  return t;
+}
+
+SessionOptions reference_only() {
+  SessionOptions o;
+  o.reference_kernels = true;
+  return o;
+}
+
+// Relative to the largest magnitude of the reference (sums of many products round differently).
+void expect_close(const Datum& fast, const Datum& ref, const std::string& what) {
+  ASSERT_EQ(fast.tensor.dims(), ref.tensor.dims()) << what;
+  const float* f = fast.tensor.data<float>();
+  const float* r = ref.tensor.data<float>();
+  const uint64_t n = ref.tensor.element_count();
+  float scale = 1e-6f;
+  for (uint64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(r[i]));
+  for (uint64_t i = 0; i < n; ++i)
+    ASSERT_LE(std::fabs(f[i] - r[i]), 1e-5f * scale) << what << ": element " << i << " of " << n;
+}
+
+void compare(OneNode node, const std::string& what) {
+  OneNode ref = node;
+  auto fast_out = node.run();
+  auto ref_out = ref.options(reference_only()).run();
+  ASSERT_EQ(fast_out.size(), ref_out.size());
+  for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i], ref_out[i], what);
+}
+
+TEST(FastKernels, MatMulWithConstantBMatchesReference) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int64_t> dim(1, 70);
+  for (int trial = 0; trial < 12; ++trial) {
+    const int64_t M = dim(rng), K = dim(rng), N = dim(rng);
+    std::vector<int64_t> a_dims = trial % 3 == 0 ? std::vector<int64_t>{2, M, K} : std::vector<int64_t>{M, K};
+    OneNode n("MatMul", 13);
+    n.input("A", random_floats(rng, a_dims)).constant_input("B", random_floats(rng, {K, N}));
+    compare(n, "MatMul " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N));
+  }
+}
+
+TEST(FastKernels, BatchedMatMulMatchesReference) {
+  std::mt19937 rng(8);
+  std::uniform_int_distribution<int64_t> dim(1, 40);
+  for (int trial = 0; trial < 8; ++trial) {
+    const int64_t M = dim(rng), K = dim(rng), N = dim(rng), B = trial % 4 + 1;
+    std::vector<int64_t> a_dims{B, 3, M, K}, b_dims{trial % 2 ? 1 : B, 3, K, N};
+    OneNode n("MatMul", 13);
+    n.input("A", random_floats(rng, a_dims)).input("B", random_floats(rng, b_dims));
+    compare(n, "batched MatMul trial " + std::to_string(trial));
+  }
+}
+
+TEST(FastKernels, GemmWithConstantBAndBiasMatchesReference) {
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int64_t> dim(1, 60);
+  for (int trial = 0; trial < 8; ++trial) {
+    const int64_t M = dim(rng), K = dim(rng), N = dim(rng);
+    const bool tb = trial % 2 == 1;
+    OneNode n("Gemm", 13);
+    n.input("A", random_floats(rng, {M, K}))
+        .constant_input("B", random_floats(rng, tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}))
+        .constant_input("C", random_floats(rng, trial % 4 < 2 ? std::vector<int64_t>{N} : std::vector<int64_t>{1, N}))
+        .attr_int("transB", tb)
+        .attr_float("alpha", trial % 3 == 0 ? 0.5f : 1.0f)
+        .attr_float("beta", trial % 3 == 1 ? 2.0f : 1.0f);
+    compare(n, "Gemm trial " + std::to_string(trial));
+  }
+}
+
+TEST(FastKernels, ConvMatchesReference) {
+  std::mt19937 rng(10);
+  struct Case {
+    int64_t C, M, H, W, k, stride, dilation, group, pad;
+    const char* auto_pad;
+  };
+  const Case cases[] = {
+      {3, 8, 17, 15, 3, 1, 1, 1, 1, ""},  {16, 16, 9, 9, 3, 2, 1, 16, 1, ""}, {8, 12, 10, 7, 1, 1, 1, 1, 0, ""},
+      {4, 6, 11, 11, 5, 2, 2, 2, 2, ""},  {6, 6, 8, 8, 3, 1, 1, 3, 0, "SAME_UPPER"},
+      {5, 7, 12, 9, 3, 2, 1, 1, 0, "SAME_LOWER"}, {2, 4, 6, 6, 2, 3, 1, 1, 0, "VALID"},
+  };
+  for (const Case& c : cases) {
+    for (bool bias : {false, true}) {
+      OneNode n("Conv", 11);
+      n.input("X", random_floats(rng, {2, c.C, c.H, c.W}))
+          .constant_input("W", random_floats(rng, {c.M, c.C / c.group, c.k, c.k}));
+      if (bias) n.constant_input("B", random_floats(rng, {c.M}));
+      n.attr_ints("strides", {c.stride, c.stride}).attr_ints("dilations", {c.dilation, c.dilation}).attr_int("group", c.group);
+      if (*c.auto_pad) n.attr_string("auto_pad", c.auto_pad);
+      else n.attr_ints("pads", {c.pad, c.pad, c.pad + (c.k > 1 ? 1 : 0), c.pad});
+      compare(n, "Conv C" + std::to_string(c.C) + " k" + std::to_string(c.k) + " g" + std::to_string(c.group) +
+                     (bias ? " +B" : ""));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onyx
