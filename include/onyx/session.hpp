@@ -23,7 +23,7 @@ struct SessionOptions {
 // One node's run, for profiles. Times are steady-clock nanoseconds since the run began.
 struct NodeTiming {
   std::string graph;    // the graph's label: the main graph, or a subgraph's path
-  std::string node;     // the node's name (or #index)
+  std::string node;     // the node's label: its name quoted, or #index, with the op type
   std::string op_type;
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
