@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages onyx needs to build and test; installs only what is missing (safe to re-run).
-#   build:   g++, cmake, ninja, GoogleTest
+#   build:   g++, cmake, ninja, pkg-config, GoogleTest; image codecs (libjpeg, libtiff, libwebp, libopenjp2)
 #   fuzzing: clang and its runtime (libFuzzer, sanitizers)
 #   tests:   python3-onnx + numpy (check the writer against onnx's own reader), libonnx-testdata (ONNX backend test models)
 set -euo pipefail
-packages=(g++ cmake ninja-build libgtest-dev clang libclang-rt-14-dev python3-onnx python3-numpy libonnx-testdata)
+packages=(g++ cmake ninja-build pkg-config libgtest-dev libjpeg62-turbo-dev libtiff-dev libwebp-dev libopenjp2-7-dev clang libclang-rt-14-dev python3-onnx python3-numpy libonnx-testdata)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
