@@ -6,7 +6,8 @@
 //   PNM: P1-P6 (ASCII and binary bitmap, graymap, pixmap; maxval up to 65535, scaled to 8 bits).
 //   PNG: every color type and bit depth, Adam7 interlacing, with its own inflate (RFC 1950/1951).
 // JPEG, TIFF, WebP and JPEG 2000 go to libjpeg, libtiff, libwebp and libopenjp2 (image_codecs.cpp).
-// Alpha is dropped; 16-bit samples keep their high byte; low bit depth grays scale to 0..255.
+// Alpha is dropped; 16-bit samples keep their high byte; low bit depth grays scale to 0..255 (the library-decoded
+// formats scale other depths in their own ways: see image_codecs.cpp).
 // Grayscale from color uses ITU-R 601-2 luma with Pillow's rounding: (19595 R + 38470 G + 7471 B + 32768) >> 16
 // (for JPEG too: see decode_jpeg).
 #include <array>
