@@ -5,32 +5,23 @@
 //        bottom-up or top-down; BITMAPCOREHEADER and BITMAPINFOHEADER..V5.
 //   PNM: P1-P6 (ASCII and binary bitmap, graymap, pixmap; maxval up to 65535, scaled to 8 bits).
 //   PNG: every color type and bit depth, Adam7 interlacing, with its own inflate (RFC 1950/1951).
-// Not available (a clear error): JPEG, JPEG 2000, TIFF and WebP, which need libjpeg, libopenjp2, libtiff, libwebp.
-// Alpha is dropped; 16-bit samples keep their high byte; low bit depth grays scale to 0..255.
-// Grayscale from color uses ITU-R 601-2 luma with Pillow's rounding: (19595 R + 38470 G + 7471 B + 32768) >> 16.
+// JPEG, TIFF, WebP and JPEG 2000 go to libjpeg, libtiff, libwebp and libopenjp2 (image_codecs.cpp).
+// Alpha is dropped; 16-bit samples keep their high byte; low bit depth grays scale to 0..255 (the library-decoded
+// formats scale other depths in their own ways: see image_codecs.cpp).
+// Grayscale from color uses ITU-R 601-2 luma with Pillow's rounding: (19595 R + 38470 G + 7471 B + 32768) >> 16
+// (for JPEG too: see decode_jpeg).
 #include <array>
 #include <cstring>
 
+#include "ops/image/image_codecs.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
 using D = DataType;
-
-constexpr int64_t kMaxPixels = int64_t{1} << 27;
-
-// A decoded image: 8-bit samples, `channels` 1 (gray) or 3 (RGB).
-struct Image {
-  int64_t width = 0, height = 0;
-  int channels = 3;
-  std::vector<uint8_t> px;
-};
-
-void check_size(int64_t w, int64_t h, const char* fmt) {
-  if (w <= 0 || h <= 0) fail(fmt, " image has invalid size ", w, "x", h);
-  if (w > kMaxPixels / h) fail(fmt, " image ", w, "x", h, " is too large");
-}
+using image::check_size;
+using image::Image;
 
 // ---- BMP ----
 
@@ -505,13 +496,14 @@ Image decode_image(const uint8_t* d, size_t n) {
   if (starts("\x89PNG\r\n\x1a\n", 8)) return decode_png(d, n);
   if (starts("BM", 2)) return decode_bmp(d, n);
   if (n >= 2 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6') return decode_pnm(d, n);
-  if (starts("\xff\xd8\xff", 3)) fail("JPEG decoding is not available in this build of onyx (it needs libjpeg)");
-  if (starts("II*\0", 4) || starts("MM\0*", 4)) fail("TIFF decoding is not available in this build of onyx (it needs libtiff)");
-  if (n >= 12 && starts("RIFF", 4) && std::memcmp(d + 8, "WEBP", 4) == 0)
-    fail("WebP decoding is not available in this build of onyx (it needs libwebp)");
-  if (starts("\0\0\0\x0cjP  \r\n\x87\n", 12) || starts("\xff\x4f\xff\x51", 4))
-    fail("JPEG 2000 decoding is not available in this build of onyx (it needs libopenjp2)");
-  fail("the data is not an image format ImageDecoder knows (BMP, PNM, PNG; JPEG, JPEG 2000, TIFF, WebP need libraries)");
+  if (starts("\xff\xd8\xff", 3)) return image::decode_jpeg(d, n);
+  // Classic TIFF (42) and BigTIFF (43), either byte order.
+  if (starts("II*\0", 4) || starts("MM\0*", 4) || starts("II+\0", 4) || starts("MM\0+", 4))
+    return image::decode_tiff(d, n);
+  if (n >= 12 && starts("RIFF", 4) && std::memcmp(d + 8, "WEBP", 4) == 0) return image::decode_webp(d, n);
+  // The JP2 file signature box, or a bare codestream (SOC then SIZ marker).
+  if (starts("\0\0\0\x0cjP  \r\n\x87\n", 12) || starts("\xff\x4f\xff\x51", 4)) return image::decode_jpeg2000(d, n);
+  fail("the data is not an image format ImageDecoder knows (BMP, PNM, PNG, JPEG, JPEG 2000, TIFF, WebP)");
 }
 
 enum class PixelFormat { RGB, BGR, Gray };
