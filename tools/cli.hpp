@@ -50,6 +50,7 @@ int cmd_print(const std::vector<std::string>& argv);
 int cmd_demo(const std::vector<std::string>& argv);
 int cmd_test_onnx(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
+int cmd_optimize(const std::vector<std::string>& argv);
 
 extern const char* const kInfoUsage;
 extern const char* const kCheckUsage;
@@ -58,5 +59,6 @@ extern const char* const kPrintUsage;
 extern const char* const kDemoUsage;
 extern const char* const kTestOnnxUsage;
 extern const char* const kRunUsage;
+extern const char* const kOptimizeUsage;
 
 }  // namespace onyx::cli

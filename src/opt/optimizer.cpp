@@ -1,0 +1,78 @@
+#include "opt/optimizer.hpp"
+
+#include "base/error.hpp"
+#include "opt/passes.hpp"
+
+namespace onyx::opt {
+
+const std::vector<PassInfo>& passes() {
+  // Folding first so later passes see constants; fusions before dead code so what they orphan goes in the same
+  // round; fusions of bigger patterns before those of their parts (attention's scale/mask before MatMul+Add).
+  static const std::vector<PassInfo> list = {
+      {"constant-folding", 1, fold_constants},
+      {"shape-folding", 1, fold_shape_computations},
+      {"identity-elimination", 1, eliminate_identities},
+      {"layout-cancellation", 1, cancel_layout_pairs},
+      {"attention-fusion", 2, fuse_attention},
+      {"layer-norm-fusion", 2, fuse_layer_norm},
+      {"gelu-fusion", 2, fuse_gelu},
+      {"batch-norm-folding", 2, fold_batch_norm},
+      {"matmul-add-fusion", 2, fuse_matmul_add},
+      {"conv-activation-fusion", 2, fuse_conv_activation},
+      {"dead-code-elimination", 1, eliminate_dead_code},
+  };
+  return list;
+}
+
+void import_onyx_domain(PassContext& ctx) {
+  if (!ctx.model.opset(kOnyxDomain)) ctx.model.opset_imports[kOnyxDomain] = 1;
+}
+
+OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
+  OptimizeReport report;
+  if (!model.graph) return report;
+  Graph& g = *model.graph;
+  report.nodes_before = g.nodes.size();
+  if (options.constant_initializer_inputs) {
+    std::vector<Value*> kept;
+    for (Value* v : g.inputs) {
+      if (v->initializer) v->is_graph_input = false;
+      else kept.push_back(v);
+    }
+    if (kept.size() != g.inputs.size() && model.ir_version < 4) model.ir_version = 4;  // IR 3 lists every initializer
+    g.inputs = std::move(kept);
+  }
+  if (options.level > 0) {
+    PassContext ctx(model, g, options);
+    // Each round runs every pass once; a pass only shrinks or fuses, so rounds end quickly. The bound guards
+    // against two passes undoing each other forever.
+    constexpr int kMaxRounds = 16;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      bool any = false;
+      for (const PassInfo& p : passes()) {
+        if (p.level > options.level) continue;
+        bool changed = p.run(ctx);
+        ctx.finish();
+        if (!changed) continue;
+        any = true;
+        auto it = report.applied.begin();
+        while (it != report.applied.end() && it->first != p.name) ++it;
+        if (it == report.applied.end()) report.applied.emplace_back(p.name, 1);
+        else ++it->second;
+      }
+      report.rounds = round + 1;
+      if (!any) break;
+    }
+  }
+  report.nodes_after = g.nodes.size();
+  return report;
+}
+
+int parse_level(const std::string& text) {
+  if (text == "0" || text == "none" || text == "off") return 0;
+  if (text == "1" || text == "basic") return 1;
+  if (text == "2" || text == "all") return 2;
+  fail("optimization level '", text, "' is not one of basic, all (or 0, 1, 2)");
+}
+
+}  // namespace onyx::opt
