@@ -1,5 +1,8 @@
 #include "opt/optimizer.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "base/error.hpp"
 #include "opt/passes.hpp"
 
@@ -17,12 +20,34 @@ const std::vector<PassInfo>& passes() {
       {"layer-norm-fusion", 2, fuse_layer_norm},
       {"gelu-fusion", 2, fuse_gelu},
       {"batch-norm-folding", 2, fold_batch_norm},
+      {"conv-mul-add-folding", 2, fold_conv_mul_add},
       {"matmul-add-fusion", 2, fuse_matmul_add},
       {"conv-activation-fusion", 2, fuse_conv_activation},
       {"dead-code-elimination", 1, eliminate_dead_code},
   };
   return list;
 }
+
+namespace {
+
+// Kernels read raw_data through typed pointers, and a view into the file sits at any offset: passes that run
+// kernels (folding) need the tensors they read aligned. Misaligned ones are copied, as the session does.
+void align(Tensor& t) {
+  const int bits = dtype_bits(t.dtype());
+  const size_t need = bits >= 16 ? std::min<size_t>(static_cast<size_t>(bits) / 8, 8) : 1;
+  if (need > 1 && reinterpret_cast<uintptr_t>(t.bytes().data()) % need != 0) t = t.clone();
+}
+
+void align_tensors(Graph& g) {
+  for (auto& [name, t] : g.initializers) align(t);
+  for (auto& n : g.nodes)
+    for (Attribute& a : n->attributes) {
+      if (a.t) align(*a.t);
+      for (Tensor& t : a.tensors) align(t);
+    }
+}
+
+}  // namespace
 
 void import_onyx_domain(PassContext& ctx) {
   if (!ctx.model.opset(kOnyxDomain)) ctx.model.opset_imports[kOnyxDomain] = 1;
@@ -43,6 +68,7 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
     g.inputs = std::move(kept);
   }
   if (options.level > 0) {
+    align_tensors(g);
     PassContext ctx(model, g, options);
     // Each round runs every pass once; a pass only shrinks or fuses, so rounds end quickly. The bound guards
     // against two passes undoing each other forever.

@@ -16,6 +16,7 @@ bool fuse_attention(PassContext& ctx);          // attention_fusion.cpp
 bool fuse_layer_norm(PassContext& ctx);         // layer_norm_fusion.cpp
 bool fuse_gelu(PassContext& ctx);               // gelu_fusion.cpp
 bool fold_batch_norm(PassContext& ctx);         // batch_norm_folding.cpp
+bool fold_conv_mul_add(PassContext& ctx);       // conv_mul_add_folding.cpp
 bool fuse_matmul_add(PassContext& ctx);         // matmul_add_fusion.cpp
 bool fuse_conv_activation(PassContext& ctx);    // conv_activation_fusion.cpp
 
