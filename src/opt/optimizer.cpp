@@ -64,7 +64,6 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
       if (v->initializer) v->is_graph_input = false;
       else kept.push_back(v);
     }
-    if (kept.size() != g.inputs.size() && model.ir_version < 4) model.ir_version = 4;  // IR 3 lists every initializer
     g.inputs = std::move(kept);
   }
   if (options.level > 0) {
@@ -90,6 +89,13 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
       if (!any) break;
     }
   }
+  // IR 3 requires every initializer to be a graph input; folded values are constants, not inputs. IR 4 only
+  // drops that requirement, so a model that gained such initializers is written as IR 4.
+  if (model.ir_version < 4)
+    for (const auto& [name, t] : g.initializers) {
+      const Value* v = g.find_local(name);
+      if (v && !v->is_graph_input) model.ir_version = 4;
+    }
   report.nodes_after = g.nodes.size();
   return report;
 }

@@ -88,5 +88,30 @@ TEST(ConstantFolding, FoldsIntoGraphOutputsKeepingTheirNames) {
   expect_same_outputs(bytes);
 }
 
+TEST(ConstantFolding, Ir3ModelsBecomeIr4WhenTheyGainConstants) {
+  // IR 3 wants every initializer listed as an input; folded values are not inputs, so the model moves to IR 4.
+  GraphSpec g(8);
+  g.ir_version(3)
+      .input("x", DataType::Float, {2})
+      .input("w", DataType::Float, {2})
+      .floats("w", {2}, {1, 2})
+      .node("Constant", {}, {"c"})
+      .node("Mul", {"x", "c"}, {"xc"})
+      .node("Add", {"xc", "w"}, {"y"})
+      .output("y");
+  static const float three = 3.0f;
+  pb::Attribute& value = g.graph().node[0].attribute.emplace_back();
+  value.name = "value";
+  value.type = static_cast<int32_t>(AttributeType::Tensor);
+  value.t.emplace().data_type = static_cast<int32_t>(DataType::Float);
+  value.t->raw_data = std::string_view(reinterpret_cast<const char*>(&three), sizeof three);
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 1);
+  EXPECT_EQ(op_list(m), (std::vector<std::string>{"Mul", "Add"}));
+  EXPECT_EQ(m.ir_version, 4);
+  expect_idempotent(g.bytes(), 1);  // the written model passes the checker
+  expect_same_outputs(g.bytes());
+}
+
 }  // namespace
 }  // namespace onyx

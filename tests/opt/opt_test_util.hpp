@@ -112,9 +112,14 @@ class GraphSpec {
   pb::Graph& graph() { return g_; }
   pb::Arena& arena() { return arena_; }
 
+  GraphSpec& ir_version(int64_t v) {
+    ir_version_ = v;
+    return *this;
+  }
+
   std::string bytes() const {
     pb::Model m = m_;
-    m.ir_version = 10;
+    m.ir_version = ir_version_;
     m.graph = g_;
     m.graph->name = "main";
     return pb::serialize_model(m);
@@ -137,6 +142,7 @@ class GraphSpec {
   pb::Model m_;
   pb::Graph g_;
   std::mt19937 rng_{1234};
+  int64_t ir_version_ = 10;
 };
 
 // Checks and builds a model (its tensors view the bytes, which the model keeps).

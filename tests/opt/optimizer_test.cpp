@@ -160,6 +160,30 @@ TEST(Optimizer, LightModels) {
   }
 }
 
+// Every test model: optimizing at level 2 leaves a consistent graph that, written, passes the checker
+// again, and a second run changes nothing.
+TEST(Optimizer, TestModelsStayValid) {
+  auto models = all_test_models();
+  if (models.empty()) GTEST_SKIP() << "no test data installed";
+  size_t tried = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    pb::ModelDocument doc = pb::load_model_file(models[i]);
+    if (!check::check_model(doc).empty()) continue;  // invalid on purpose
+    Model m = build_model(doc);
+    optimize_ir(m, 2);
+    ASSERT_EQ(opt::verify_graph(*m.graph), "") << models[i];
+    std::string bytes = serialize_ir(m);
+    pb::ModelDocument written = pb::load_model_bytes(bytes, models[i].string());
+    auto problems = check::check_model(written);
+    ASSERT_TRUE(problems.empty()) << models[i] << ": " << problems.front();
+    Model again = build_model(written);
+    opt::OptimizeReport r = optimize_ir(again, 2);
+    EXPECT_TRUE(r.applied.empty()) << models[i] << ": " << r.applied.front().first << " changed the graph again";
+    ++tried;
+  }
+  EXPECT_GT(tried, 1000u);
+}
+
 // SqueezeNet with its initializers taken as constants (IR 3 lists them as inputs): weights fold, Conv+Relu fuse,
 // and the result computes what the original does on the light models' input.
 TEST(Optimizer, LightSqueezeNetWithConstantInitializers) {
