@@ -11,6 +11,7 @@ bool eliminate_dead_code(PassContext& ctx) {
   for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
+    if (!ctx.alive(n)) continue;
     bool live = false;
     for (const Value* v : n->outputs)
       if (v && (v->is_graph_output || !v->consumers.empty())) live = true;

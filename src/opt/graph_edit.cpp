@@ -66,7 +66,8 @@ constexpr uint64_t kSmallConstant = 4096;  // elements: what inference folds to 
 
 Analysis::Analysis(const Model& model, const Graph& graph) : model_(model) {
   for (const Value& v : graph.values()) types_[&v] = v.type;
-  for (const auto& n : graph.nodes) infer(*n);
+  for (const auto& n : graph.nodes)
+    if (n->graph) infer(*n);  // removed nodes wait in the list until the pass finishes
 }
 
 const Type& Analysis::type(const Value* v) const {
@@ -335,12 +336,7 @@ void PassContext::remove_node(Node& n) {
       v->producer = nullptr;
       v->producer_output = -1;
     }
-  auto pos = std::find_if(graph.nodes.begin(), graph.nodes.end(), [&](const auto& p) { return p.get() == &n; });
-  if (pos != graph.nodes.end()) {
-    removed_.push_back(std::move(*pos));
-    graph.nodes.erase(pos);
-  }
-  n.graph = nullptr;
+  n.graph = nullptr;  // dropped from the order by finish(), so pointers held by the running pass stay valid
 }
 
 void PassContext::set_input(Node& n, size_t i, Value* v) {
@@ -416,7 +412,8 @@ void PassContext::substitute(Value* from, Value* to) {
 }
 
 void PassContext::finish() {
-  removed_.clear();
+  graph.nodes.erase(std::remove_if(graph.nodes.begin(), graph.nodes.end(), [](const auto& n) { return !n->graph; }),
+                    graph.nodes.end());
   analysis_.reset();
   // Edits keep the order, but a wrong order would break the session: verify and repair (stable).
   std::unordered_set<const Value*> ready;

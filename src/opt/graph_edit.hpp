@@ -60,8 +60,9 @@ class Analysis {
   std::unordered_map<const Node*, std::pair<const ops::OpDef*, int64_t>> defs_;
 };
 
-// The state of one optimization run over a graph: the analysis (recomputed after edits), names in use, and the
-// nodes removed by the pass running now (freed when it ends, so passes may keep pointers while they walk).
+// The state of one optimization run over a graph: the analysis (recomputed after each pass), names in use, and
+// the nodes removed by the pass running now (they stay in the graph's list, detached, until finish() drops them,
+// so passes may keep pointers while they walk).
 class PassContext {
  public:
   PassContext(Model& model, Graph& graph, const OptimizeOptions& options);
@@ -117,7 +118,6 @@ class PassContext {
   std::optional<Analysis> analysis_;
   std::unordered_set<std::string> names_;
   size_t name_counter_ = 0;
-  std::vector<std::unique_ptr<Node>> removed_;
 };
 
 // ---- Small helpers for matching ----

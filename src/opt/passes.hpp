@@ -1,5 +1,6 @@
 // The optimization passes, one file each under src/opt/. Each returns true when it changed the graph.
 #pragma once
+#include "ops/fused/fused.hpp"
 #include "opt/graph_edit.hpp"
 
 namespace onyx::opt {
@@ -21,7 +22,7 @@ bool fuse_matmul_add(PassContext& ctx);         // matmul_add_fusion.cpp
 bool fuse_conv_activation(PassContext& ctx);    // conv_activation_fusion.cpp
 
 // The internal domain of onyx's fused ops that ONNX lacks at the model's opset.
-inline constexpr const char* kOnyxDomain = "ai.onyx";
+inline constexpr const char* kOnyxDomain = ops::kFusedDomain;
 // Imports kOnyxDomain (version 1) into the model if it is not yet.
 void import_onyx_domain(PassContext& ctx);
 
