@@ -235,12 +235,6 @@ std::string PassContext::fresh_name(const std::string& base) {
   }
 }
 
-Value& PassContext::new_value(const std::string& base, Type type) {
-  Value& v = graph.add_value(fresh_name(base));
-  v.type = std::move(type);
-  return v;
-}
-
 Value& PassContext::add_initializer(const std::string& base, Tensor t) {
   std::string name = fresh_name(base);
   t.set_name(name);
@@ -261,8 +255,7 @@ void PassContext::make_initializer(Value& v, Tensor t) {
     v.producer_output = -1;
   }
   t.set_name(v.name);
-  auto [it, inserted] = graph.initializers.insert_or_assign(v.name, std::move(t));
-  (void)inserted;
+  auto it = graph.initializers.insert_or_assign(v.name, std::move(t)).first;
   Type type = Type::tensor(it->second.dtype());
   type.shape.rank_known = true;
   for (int64_t d : it->second.dims()) type.shape.dims.push_back(Dim{d, {}, {}});

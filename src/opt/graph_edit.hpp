@@ -79,8 +79,6 @@ class PassContext {
 
   // A value name used nowhere in the model, built from `base`.
   std::string fresh_name(const std::string& base);
-  // A new value of this graph, produced by nothing yet.
-  Value& new_value(const std::string& base, Type type);
   // A new initializer value holding `t` (named fresh from `base`).
   Value& add_initializer(const std::string& base, Tensor t);
   // Turns `v` (a node output) into an initializer holding `t`; its producer no longer produces it.

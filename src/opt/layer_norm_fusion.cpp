@@ -98,10 +98,11 @@ bool fuse_one(PassContext& ctx, Node& mean_node) {
 
   // Optional scale and bias.
   Node* last = div;
+  Node* mul = nullptr;
   std::optional<Tensor> scale, bias;
-  if (Node* mul = sole_reader(div->outputs[0]); is_op(mul, "Mul")) {
-    Value* s = other_input(*mul, div->outputs[0]);
-    if (s && s != div->outputs[0] && (scale = feature_param(a.constant(s), *x_dims, k, dt))) last = mul;
+  if (Node* m = sole_reader(div->outputs[0]); is_op(m, "Mul")) {
+    Value* s = other_input(*m, div->outputs[0]);
+    if (s && s != div->outputs[0] && (scale = feature_param(a.constant(s), *x_dims, k, dt))) last = mul = m;
   }
   if (scale) {
     if (Node* add = sole_reader(last->outputs[0]); is_op(add, "Add")) {
@@ -109,14 +110,14 @@ bool fuse_one(PassContext& ctx, Node& mean_node) {
       if (b && b != last->outputs[0] && (bias = feature_param(a.constant(b), *x_dims, k, dt))) last = add;
     }
   }
-  for (Node* n : {sub, square, var_node, add_eps, sqrt, div, last})
+  std::vector<Node*> pattern = {&mean_node, sub, square, var_node, add_eps, sqrt, div};
+  if (mul) pattern.push_back(mul);
+  if (last != pattern.back()) pattern.push_back(last);
+  for (Node* n : pattern)
     if (!a.def(n) || n->outputs.size() != 1 || !n->outputs[0] || a.dtype(n->outputs[0]) != dt) return false;
   if (!scale) scale = make_float_tensor(dt, {1}, {1.0});
 
   Value* y = last->outputs[0];
-  std::vector<Node*> pattern = {&mean_node, sub, square, var_node, add_eps, sqrt, div};
-  if (last != div) pattern.push_back(sole_reader(div->outputs[0]));
-  if (last != pattern.back()) pattern.push_back(last);
   const std::string name = last->name.empty() ? mean_node.name : last->name;
   Value& sv = ctx.add_initializer(y->name + "_scale", std::move(*scale));
   Value* bv = bias ? &ctx.add_initializer(y->name + "_bias", std::move(*bias)) : nullptr;
