@@ -55,6 +55,7 @@ int cmd_graph(const std::vector<std::string>& argv);
 int cmd_ops(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_bench_models(const std::vector<std::string>& argv);
+int cmd_optimize(const std::vector<std::string>& argv);
 
 extern const char* const kInfoUsage;
 extern const char* const kCheckUsage;
@@ -68,5 +69,6 @@ extern const char* const kGraphUsage;
 extern const char* const kOpsUsage;
 extern const char* const kBenchUsage;
 extern const char* const kBenchModelsUsage;
+extern const char* const kOptimizeUsage;
 
 }  // namespace onyx::cli

@@ -17,12 +17,14 @@
 #include "cli.hpp"
 #include "exec/datum_io.hpp"
 #include "onyx/session.hpp"
+#include "opt/optimizer.hpp"
 #include "progress.hpp"
 
 namespace onyx::cli {
 
 const char* const kTestOnnxUsage =
-    "usage: onyx test-onnx DIR... [--expectations FILE] [--filter GLOB] [--timeout SECONDS] [--verbose]\n"
+    "usage: onyx test-onnx DIR... [--expectations FILE] [--filter GLOB] [--timeout SECONDS] [--level LEVEL]\n"
+    "                             [--verbose]\n"
     "\n"
     "Runs ONNX backend tests. DIR is a test folder (model.onnx + test_data_set_N/), a suite folder holding test\n"
     "folders, a root holding suites (node/, simple/, ...), or the light/ folder (light_X.onnx + light_X_output_0.pb,\n"
@@ -37,6 +39,7 @@ const char* const kTestOnnxUsage =
     "                       With this file, unexpected failures and unexpected passes make the exit status 1.\n"
     "  --filter GLOB        run only tests whose SUITE/TEST matches\n"
     "  --timeout SECONDS    per test (default 60)\n"
+    "  --level LEVEL        graph optimization level of the sessions: 0, basic (1, the default) or all (2)\n"
     "Prints one line per failure, a table per suite and 'N passed, N failed'.\n";
 
 namespace {
@@ -141,8 +144,10 @@ Check check_for(const Expectation* e) {
 }
 
 // Runs one test in this process; returns "" on success or the reason it failed.
-std::string run_case(const Case& c, Check check) {
-  Session s = Session::from_file(c.model);
+std::string run_case(const Case& c, Check check, int level) {
+  SessionOptions options;
+  options.optimization_level = level;
+  Session s = Session::from_file(c.model, options);
   auto compare = [&](const Datum& want, const Datum& got) -> std::optional<std::string> {
     if (check == Check::Values) return compare_datums(want, got);
     if (check == Check::Range) return compare_datums_range(want, got);
@@ -195,7 +200,7 @@ std::string run_case(const Case& c, Check check) {
 }
 
 // Forks, runs the case in the child, returns its verdict ("" = pass).
-std::string run_isolated(const Case& c, Check check, int timeout_s) {
+std::string run_isolated(const Case& c, Check check, int timeout_s, int level) {
   int fds[2];
   if (pipe(fds) != 0) fail("pipe failed");
   std::cout.flush();
@@ -205,7 +210,7 @@ std::string run_isolated(const Case& c, Check check, int timeout_s) {
     close(fds[0]);
     std::string verdict;
     try {
-      verdict = run_case(c, check);
+      verdict = run_case(c, check, level);
     } catch (const std::exception& e) {
       verdict = e.what();
       if (verdict.empty()) verdict = "error";
@@ -254,13 +259,14 @@ std::string one_line(std::string s) {
 }  // namespace
 
 int cmd_test_onnx(const std::vector<std::string>& argv) {
-  Args args(argv, {"--expectations", "--filter", "--timeout"}, {"--verbose"});
+  Args args(argv, {"--expectations", "--filter", "--timeout", "--level"}, {"--verbose"});
   if (print_help_if_asked(args, kTestOnnxUsage)) return 0;
   expect_positional(args, 1, 64, kTestOnnxUsage);
   std::vector<Expectation> expectations;
   auto exp_path = args.value("--expectations");
   if (exp_path) expectations = read_expectations(*exp_path);
   int timeout = std::stoi(args.value("--timeout").value_or("60"));
+  const int level = opt::parse_level(args.value("--level").value_or("basic"));
   std::vector<Case> cases = collect(args.positional());
   if (auto f = args.value("--filter")) {
     std::vector<Case> kept;
@@ -280,7 +286,7 @@ int cmd_test_onnx(const std::vector<std::string>& argv) {
     progress.set(i + 1, cases.size(), c.id);
     Expectation* e = match(expectations, c.id);
     if (e) e->used = true;
-    std::string verdict = run_isolated(c, check_for(e), timeout);
+    std::string verdict = run_isolated(c, check_for(e), timeout, level);
     Row& row = table[c.suite];
     bool xfail = e && e->kind == "xfail";
     if (verdict.empty()) {

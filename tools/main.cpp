@@ -90,6 +90,7 @@ const std::vector<Command>& commands() {
       {"info", "summarize a model: producer, opsets, inputs/outputs, op histogram, parameters", kInfoUsage, cmd_info},
       {"check", "check a model's structure (exit 1 and one line per problem if invalid)", kCheckUsage, cmd_check},
       {"convert", "re-write a model, optionally moving tensor data to or from an external file", kConvertUsage, cmd_convert},
+      {"optimize", "optimize a model's graph (folding, fusions) and write it", kOptimizeUsage, cmd_optimize},
       {"print", "print a model in the ONNX textual syntax", kPrintUsage, cmd_print},
       {"run", "run a model on given or generated inputs and summarize the outputs", kRunUsage, cmd_run},
       {"bench", "time session creation and runs of a model; peak memory", kBenchUsage, cmd_bench},

@@ -13,6 +13,7 @@
 #include "format/onnx_proto.hpp"
 #include "ir/spec_table.hpp"
 #include "ops/registry.hpp"
+#include "opt/optimizer.hpp"
 
 namespace onyx {
 
@@ -410,6 +411,7 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options) {
     for (Attribute& a : f.attribute_defaults)
       if (a.t) align_tensor(*a.t);
   }
+  if (options.optimization_level > 0) opt::optimize(impl->model, opt::OptimizeOptions{options.optimization_level});
   impl->label = doc.label;
   const Graph& g = *impl->model.graph;
   for (const Value* v : g.inputs)

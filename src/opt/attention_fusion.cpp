@@ -1,0 +1,137 @@
+// Scaled dot-product attention -> Attention (standard from opset 23, else ai.onyx's), on 4-D tensors
+// [batch, heads, seq, head_size] as exporters write it:
+//   scores = MatMul(Q, Transpose(K, perm = [0, 1, 3, 2]))   [Mul(scores, c) | Div(scores, c)]   [Add(., mask)]
+//   Y = MatMul(Softmax(., axis = -1), V)
+// Matched only where it is unambiguous: Q, K and V of one float type with equal batch and head dims (no
+// broadcasting between them), a scalar constant scale, a mask of Q's type whose last dim is K's sequence length
+// and whose other dims are 1 or equal to the scores' (Attention pads a shorter mask; a broadcast one differs),
+// and every intermediate read only by the next step.
+#include <cmath>
+
+#include "opt/passes.hpp"
+
+namespace onyx::opt {
+namespace {
+
+bool same_dim(const Dim& a, const Dim& b) {
+  if (a.value || b.value) return a.value == b.value;
+  return !a.param.empty() && a.param == b.param;
+}
+
+// The node producing `v` when `v` has no other reader.
+Node* step_back(const Value* v) {
+  Node* p = v ? v->producer : nullptr;
+  return p && sole_reader(v) && p->outputs.size() == 1 ? p : nullptr;
+}
+
+// From the (masked) softmax input back: [Mul | Div by a scalar constant] <- MatMul(Q, Transpose(K, [0,1,3,2])).
+bool match_scores(const Analysis& a, Value* cur, std::vector<Node*>& taken, double& scale, Value*& q, Value*& k) {
+  std::vector<Node*> path;
+  double s = 1.0;
+  Node* p = step_back(cur);
+  if (is_op(p, "Mul") || is_op(p, "Div")) {
+    if (p->inputs.size() != 2 || !p->inputs[0] || !p->inputs[1]) return false;
+    size_t scores_at = 0;
+    if (is_op(p, "Mul") && !scalar_value(a.constant(p->inputs[1]))) scores_at = 1;
+    auto c = scalar_value(a.constant(p->inputs[1 - scores_at]));
+    if (!c || *c == 0 || !std::isfinite(*c)) return false;
+    s = is_op(p, "Div") ? 1.0 / *c : *c;
+    path.push_back(p);
+    p = step_back(p->inputs[scores_at]);
+  }
+  if (!is_op(p, "MatMul") || p->inputs.size() != 2 || !p->inputs[0]) return false;
+  Node* tr = producer_of(*p, 1);
+  if (!is_op(tr, "Transpose") || sole_reader(p->inputs[1]) != p || !tr->inputs[0] ||
+      attr_ints(*tr, "perm") != std::vector<int64_t>{0, 1, 3, 2})
+    return false;
+  path.insert(path.end(), {p, tr});
+  taken.insert(taken.end(), path.begin(), path.end());
+  scale = s;
+  q = p->inputs[0];
+  k = tr->inputs[0];
+  return true;
+}
+
+bool fuse_one(PassContext& ctx, Node& sm) {
+  const Analysis& a = ctx.analysis();
+  if (!a.def(&sm) || sm.inputs.size() != 1 || !sm.inputs[0] || sm.outputs.size() != 1 || !sm.outputs[0]) return false;
+  if (a.rank(sm.inputs[0]) != 4) return false;
+  const auto axis = attr_int(sm, "axis");
+  if (a.opset(&sm) >= 13 ? (axis && *axis != -1 && *axis != 3) : (!axis || (*axis != -1 && *axis != 3))) return false;
+
+  std::vector<Node*> taken = {&sm};
+  Node* mm2 = sole_reader(sm.outputs[0]);
+  if (!is_op(mm2, "MatMul") || mm2->inputs.size() != 2 || mm2->inputs[0] != sm.outputs[0] || !mm2->outputs[0])
+    return false;
+  Value* v = mm2->inputs[1];
+  taken.push_back(mm2);
+
+  // Walk back from the softmax input: optional mask Add, optional scale, then the QK^T MatMul.
+  Value* mask = nullptr;
+  double scale = 1.0;
+  Value* q = nullptr;
+  Value* k = nullptr;
+  Node* in = step_back(sm.inputs[0]);
+  if (is_op(in, "Add") && in->inputs.size() == 2 && in->inputs[0] && in->inputs[1] && in->inputs[0] != in->inputs[1]) {
+    // Either operand may be the scores; the other is then the mask.
+    for (size_t i = 0; i < 2 && !q; ++i) {
+      std::vector<Node*> path = {in};
+      if (match_scores(a, in->inputs[i], path, scale, q, k)) {
+        mask = in->inputs[1 - i];
+        taken.insert(taken.end(), path.begin(), path.end());
+      }
+    }
+  } else {
+    match_scores(a, sm.inputs[0], taken, scale, q, k);
+  }
+  if (!q) return false;
+
+  // Types and shapes.
+  const DataType dt = a.dtype(q);
+  if (!is_float_type(dt) || a.dtype(k) != dt || a.dtype(v) != dt || a.rank(q) != 4 || a.rank(k) != 4 || a.rank(v) != 4)
+    return false;
+  const auto& qd = a.type(q).shape.dims;
+  const auto& kd = a.type(k).shape.dims;
+  const auto& vd = a.type(v).shape.dims;
+  for (size_t i = 0; i < 2; ++i)
+    if (!same_dim(qd[i], kd[i]) || !same_dim(qd[i], vd[i])) return false;
+  if (!same_dim(kd[2], vd[2]) || !same_dim(qd[3], kd[3])) return false;
+  if (mask) {
+    const Type& mt = a.type(mask);
+    if (a.dtype(mask) != dt || !mt.shape.rank_known || mt.shape.dims.size() < 2 || mt.shape.dims.size() > 4) return false;
+    const auto& md = mt.shape.dims;
+    if (!same_dim(md.back(), kd[2])) return false;
+    const std::vector<Dim> full = {qd[0], qd[1], qd[2]};
+    for (size_t i = 0; i + 1 < md.size(); ++i) {
+      const Dim& want = full[full.size() - (md.size() - 1) + i];
+      if (!(md[i].value && *md[i].value == 1) && !same_dim(md[i], want)) return false;
+    }
+  }
+  for (Node* n : taken)
+    if (!a.def(n) || !n->outputs[0] || a.dtype(n->outputs[0]) != dt) return false;
+
+  const bool standard = ctx.opset("") >= 23;
+  Value* y = mm2->outputs[0];
+  const std::string name = mm2->name;
+  for (Node* n : taken)
+    if (n != mm2) ctx.remove_node(*n);
+  std::vector<Value*> inputs = {q, k, v};
+  if (mask) inputs.push_back(mask);
+  Node& att = ctx.replace_node(*mm2, "Attention", standard ? "" : kOnyxDomain, inputs, {y}, name);
+  att.attributes.push_back(make_attr_float("scale", static_cast<float>(scale)));
+  if (!standard) import_onyx_domain(ctx);
+  return true;
+}
+
+}  // namespace
+
+bool fuse_attention(PassContext& ctx) {
+  bool changed = false;
+  std::vector<Node*> order;
+  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  for (Node* n : order)
+    if (ctx.alive(n) && is_op(n, "Softmax")) changed |= fuse_one(ctx, *n);
+  return changed;
+}
+
+}  // namespace onyx::opt

@@ -1,0 +1,35 @@
+#include "base/error.hpp"
+#include "check/checker.hpp"
+#include "ir/model_write.hpp"
+#include "onyx/optimize.hpp"
+
+namespace onyx::opt {
+
+OptimizeReport optimize_file(const std::filesystem::path& in, const std::filesystem::path& out, int level,
+                             const SaveOptions& save) {
+  OptimizeOptions options;
+  options.level = level;
+  return optimize_file(in, out, options, save);
+}
+
+OptimizeReport optimize_file(const std::filesystem::path& in, const std::filesystem::path& out,
+                             const OptimizeOptions& options, const SaveOptions& save) {
+  if (options.level < 0 || options.level > 2) fail("optimization level ", options.level, " is not 0, 1 or 2");
+  pb::ModelDocument src = pb::load_model_file(in);
+  check::check_model_or_throw(src);
+  Model model = build_model(src);
+  OptimizeReport report = optimize(model, options);
+  pb::ModelDocument doc = model_to_document(model);
+  doc.dir = src.dir;
+  doc.label = src.label;
+  // The result must be a valid model before it replaces anything.
+  try {
+    check::check_model_or_throw(doc);
+  } catch (const Error& e) {
+    fail(in.string(), ": the optimized model does not pass the checker (an optimizer bug): ", e.what());
+  }
+  save_model(doc, out, save);
+  return report;
+}
+
+}  // namespace onyx::opt

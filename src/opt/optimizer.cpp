@@ -1,0 +1,110 @@
+#include "opt/optimizer.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "base/error.hpp"
+#include "opt/passes.hpp"
+
+namespace onyx::opt {
+
+const std::vector<PassInfo>& passes() {
+  // Folding first so later passes see constants; fusions before dead code so what they orphan goes in the same
+  // round; fusions of bigger patterns before those of their parts (attention's scale/mask before MatMul+Add).
+  static const std::vector<PassInfo> list = {
+      {"constant-folding", 1, fold_constants},
+      {"shape-folding", 1, fold_shape_computations},
+      {"identity-elimination", 1, eliminate_identities},
+      {"layout-cancellation", 1, cancel_layout_pairs},
+      {"attention-fusion", 2, fuse_attention},
+      {"layer-norm-fusion", 2, fuse_layer_norm},
+      {"gelu-fusion", 2, fuse_gelu},
+      {"batch-norm-folding", 2, fold_batch_norm},
+      {"conv-mul-add-folding", 2, fold_conv_mul_add},
+      {"matmul-add-fusion", 2, fuse_matmul_add},
+      {"conv-activation-fusion", 2, fuse_conv_activation},
+      {"dead-code-elimination", 1, eliminate_dead_code},
+  };
+  return list;
+}
+
+namespace {
+
+// Kernels read raw_data through typed pointers, and a view into the file sits at any offset: passes that run
+// kernels (folding) need the tensors they read aligned. Misaligned ones are copied, as the session does.
+void align(Tensor& t) {
+  const int bits = dtype_bits(t.dtype());
+  const size_t need = bits >= 16 ? std::min<size_t>(static_cast<size_t>(bits) / 8, 8) : 1;
+  if (need > 1 && reinterpret_cast<uintptr_t>(t.bytes().data()) % need != 0) t = t.clone();
+}
+
+void align_tensors(Graph& g) {
+  for (auto& [name, t] : g.initializers) align(t);
+  for (auto& n : g.nodes)
+    for (Attribute& a : n->attributes) {
+      if (a.t) align(*a.t);
+      for (Tensor& t : a.tensors) align(t);
+    }
+}
+
+}  // namespace
+
+void import_onyx_domain(PassContext& ctx) {
+  if (!ctx.model.opset(kOnyxDomain)) ctx.model.opset_imports[kOnyxDomain] = 1;
+}
+
+OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
+  OptimizeReport report;
+  if (!model.graph) return report;
+  Graph& g = *model.graph;
+  report.nodes_before = g.nodes.size();
+  if (options.constant_initializer_inputs) {
+    std::vector<Value*> kept;
+    for (Value* v : g.inputs) {
+      if (v->initializer) v->is_graph_input = false;
+      else kept.push_back(v);
+    }
+    g.inputs = std::move(kept);
+  }
+  if (options.level > 0) {
+    align_tensors(g);
+    PassContext ctx(model, g, options);
+    // Each round runs every pass once; a pass only shrinks or fuses, so rounds end quickly. The bound guards
+    // against two passes undoing each other forever.
+    constexpr int kMaxRounds = 16;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      bool any = false;
+      for (const PassInfo& p : passes()) {
+        if (p.level > options.level) continue;
+        bool changed = p.run(ctx);
+        ctx.finish();
+        if (!changed) continue;
+        any = true;
+        auto it = report.applied.begin();
+        while (it != report.applied.end() && it->first != p.name) ++it;
+        if (it == report.applied.end()) report.applied.emplace_back(p.name, 1);
+        else ++it->second;
+      }
+      report.rounds = round + 1;
+      if (!any) break;
+    }
+  }
+  // IR 3 requires every initializer to be a graph input; folded values are constants, not inputs. IR 4 only
+  // drops that requirement, so a model that gained such initializers is written as IR 4.
+  if (model.ir_version < 4)
+    for (const auto& [name, t] : g.initializers) {
+      const Value* v = g.find_local(name);
+      if (v && !v->is_graph_input) model.ir_version = 4;
+    }
+  report.nodes_after = g.nodes.size();
+  return report;
+}
+
+int parse_level(const std::string& text) {
+  if (text == "0" || text == "none" || text == "off") return 0;
+  if (text == "1" || text == "basic") return 1;
+  if (text == "2" || text == "all") return 2;
+  fail("optimization level '", text, "' is not one of basic, all (or 0, 1, 2)");
+}
+
+}  // namespace onyx::opt

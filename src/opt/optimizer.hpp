@@ -1,0 +1,35 @@
+// The graph optimizer: passes grouped by level (1 basic: folding and clean-up that keep the model's ops; 2 all:
+// fusions into fewer, larger ops), run in turn until none changes the graph. The session runs it on its own copy
+// of the model at creation (SessionOptions::optimization_level); `onyx optimize` runs it on a file.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/model.hpp"
+#include "opt/graph_edit.hpp"
+
+namespace onyx::opt {
+
+struct PassInfo {
+  const char* name;
+  int level;                     // the lowest level that runs it
+  bool (*run)(PassContext& ctx);  // true when it changed the graph
+};
+
+// Every pass, in the order the driver runs them.
+const std::vector<PassInfo>& passes();
+
+struct OptimizeReport {
+  size_t nodes_before = 0, nodes_after = 0;
+  std::vector<std::pair<std::string, int>> applied;  // pass name, how many rounds it changed the graph
+  int rounds = 0;
+};
+
+// Optimizes the model's main graph in place. Initializers the model maps are never written: passes make new
+// tensors. Nodes the session could not bind or infer are left as they are, for the session to report.
+OptimizeReport optimize(Model& model, const OptimizeOptions& options);
+
+// "basic" / "all" / "0".."2" -> level; an error naming the accepted values otherwise.
+int parse_level(const std::string& text);
+
+}  // namespace onyx::opt

@@ -1,0 +1,29 @@
+// The optimization passes, one file each under src/opt/. Each returns true when it changed the graph.
+#pragma once
+#include "ops/fused/fused.hpp"
+#include "opt/graph_edit.hpp"
+
+namespace onyx::opt {
+
+// Level 1 (basic).
+bool fold_constants(PassContext& ctx);         // constant_folding.cpp
+bool fold_shape_computations(PassContext& ctx);  // shape_folding.cpp
+bool eliminate_identities(PassContext& ctx);    // identity_elimination.cpp
+bool cancel_layout_pairs(PassContext& ctx);     // layout_cancellation.cpp
+bool eliminate_dead_code(PassContext& ctx);     // dead_code.cpp
+
+// Level 2 (all).
+bool fuse_attention(PassContext& ctx);          // attention_fusion.cpp
+bool fuse_layer_norm(PassContext& ctx);         // layer_norm_fusion.cpp
+bool fuse_gelu(PassContext& ctx);               // gelu_fusion.cpp
+bool fold_batch_norm(PassContext& ctx);         // batch_norm_folding.cpp
+bool fold_conv_mul_add(PassContext& ctx);       // conv_mul_add_folding.cpp
+bool fuse_matmul_add(PassContext& ctx);         // matmul_add_fusion.cpp
+bool fuse_conv_activation(PassContext& ctx);    // conv_activation_fusion.cpp
+
+// The internal domain of onyx's fused ops that ONNX lacks at the model's opset.
+inline constexpr const char* kOnyxDomain = ops::kFusedDomain;
+// Imports kOnyxDomain (version 1) into the model if it is not yet.
+void import_onyx_domain(PassContext& ctx);
+
+}  // namespace onyx::opt
