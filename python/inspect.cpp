@@ -1,5 +1,7 @@
 #include "inspect.hpp"
 
+#include <fstream>
+
 #include <pybind11/stl.h>
 
 #include <memory>
@@ -7,6 +9,7 @@
 #include "base/error.hpp"
 #include "check/checker.hpp"
 #include "ir/model.hpp"
+#include "onyx/optimize.hpp"
 #include "onyx/session.hpp"
 
 namespace onyx::python {
@@ -209,9 +212,28 @@ void check_model_object(py::handle obj) {
   if (!error.empty()) raise(cls, error);
 }
 
-void optimize_model(py::handle obj, const std::string& /*out*/, int /*level*/) {
-  ModelSource::from(obj);  // a missing model is still reported as such
-  raise("NotImplemented", "onyx.optimize is not available: this build of onyx has no graph optimizer");
+void optimize_model(py::handle obj, const std::string& out, int level) {
+  ModelSource src = ModelSource::from(obj);
+  std::string error;
+  {
+    py::gil_scoped_release nogil;
+    try {
+      if (src.path) {
+        opt::optimize_file(*src.path, out, level);
+      } else {
+        // The optimizer reads files (external data is resolved next to them): bytes go through the output path.
+        {
+          std::ofstream f(out, std::ios::binary | std::ios::trunc);
+          f.write(src.bytes.data(), static_cast<std::streamsize>(src.bytes.size()));
+          if (!f) fail("cannot write '", out, "'");
+        }
+        opt::optimize_file(out, out, level);
+      }
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  if (!error.empty()) raise("Fail", error);
 }
 
 }  // namespace onyx::python

@@ -25,7 +25,7 @@ py::object load_model_object(py::handle model);
 // onyx.check: raises InvalidProtobuf / InvalidGraph (every checker message, one per line) / Fail (binding and
 // inference, as a session would report them).
 void check_model_object(py::handle model);
-// onyx.optimize: raises NotImplemented while onyx has no graph optimizer.
+// onyx.optimize: writes the model optimized at `level` (0, 1, 2) to `out`; raises Fail with the optimizer's error.
 void optimize_model(py::handle model, const std::string& out, int level);
 
 }  // namespace onyx::python

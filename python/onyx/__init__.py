@@ -36,8 +36,7 @@ Errors
 
 Beyond onnxruntime
     onyx.load(path) inspects a model (inputs, outputs, nodes and their attributes, initializers as numpy);
-    onyx.check(path) raises with every checker message; onyx.optimize(path, out) saves an optimized model
-    (it raises NotImplemented while this build has no graph optimizer).
+    onyx.check(path) raises with every checker message; onyx.optimize(path, out) saves an optimized model.
 """
 import enum
 import json
@@ -364,7 +363,7 @@ def check(path):
 
 def optimize(path, out, level=GraphOptimizationLevel.ORT_ENABLE_ALL):
     """Saves the model at `path` to `out` with onyx's graph optimizations of `level` (a GraphOptimizationLevel)
-    applied. Raises NotImplemented when this build of onyx has no graph optimizer."""
+    applied."""
     _onyx._optimize(path, os.fspath(out), _onyx_level(level))
 
 
