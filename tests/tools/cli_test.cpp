@@ -232,7 +232,7 @@ TEST(Cli, ProfilePrintsATablePerOpType) {
   EXPECT_NE(bad.out.find("--runs"), std::string::npos) << bad.out;
   CliRun bad_dim = onyx(cat("profile ", dir / "demo.onnx", " --dim N=x"));
   EXPECT_EQ(bad_dim.status, 1);
-  EXPECT_NE(bad_dim.out.find("--dim N: 'x' is not a non-negative integer"), std::string::npos) << bad_dim.out;
+  EXPECT_NE(bad_dim.out.find("--dim N expects an integer from 0 to 2147483648, got 'x'"), std::string::npos) << bad_dim.out;
 }
 
 // The id Graphviz knows the node by whose label line is `label` (the DOT text names each node once).
