@@ -142,11 +142,13 @@ struct Session::Impl {
     }
   }
 
-  // The value of `v` when no run can change it: an initializer that no feed can replace, or a Constant node's
-  // output. (Folded values are not offered: one may derive from an input whose initializer a feed replaces.)
+  // The value a fast kernel may prepack for `v`: its initializer, or a Constant node's output. An initializer that
+  // is also a graph input (every initializer, in IR 3 models) may still be replaced by a feed: kernels compare
+  // the tensor they get with the one they packed (same bytes) and compute from what they get when it differs.
+  // (Folded values are not offered: one may derive from an input whose initializer a feed replaces.)
   const Tensor* constant_value(const Value* v) const {
     if (!v) return nullptr;
-    if (v->initializer && !v->is_graph_input) return v->initializer;
+    if (v->initializer) return v->initializer;
     if (!v->producer || !is_constant_node(*v->producer)) return nullptr;
     auto it = constants.find(v);
     return it == constants.end() ? nullptr : &it->second;

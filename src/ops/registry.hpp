@@ -130,8 +130,9 @@ struct KernelInit {
   // Opset imports in effect for the node's graph (the model's, or a function's): for ops that bind other nodes
   // of the graph to kernels themselves (Gradient).
   const std::map<std::string, int64_t>* opset_imports = nullptr;
-  // The value of each input known at creation (initializer, Constant, folded), else null. A fast kernel may
-  // prepack it; it outlives the kernel.
+  // The value of each input known at creation (initializer or Constant), else null; it outlives the kernel. A
+  // fast kernel may prepack it, but must check at run time that the input is still that tensor (a feed may
+  // replace an initializer that is also a graph input) and otherwise compute from the input it gets.
   std::vector<const Tensor*> input_values = {};
   // Set by tests that compare fast kernels with their reference: factories then return the reference kernel.
   bool reference_only = false;
