@@ -106,7 +106,8 @@ TEST(ModelWrite, WritesWhatTheIrHolds) {
   pb::ModelDocument doc;
   doc.model = pm;
   Model m = build_model(doc);
-  pb::Model w = model_to_document(m).model;
+  const pb::ModelDocument written = model_to_document(m);  // its arena holds the strings `w` views
+  const pb::Model& w = written.model;
   EXPECT_EQ(*w.ir_version, 9);
   EXPECT_EQ(w.producer_name.value_or(""), "test");
   ASSERT_EQ(w.opset_import.size(), 2u);
