@@ -8,9 +8,20 @@ using dnnl::memory;
 using tag = memory::format_tag;
 constexpr auto f32 = memory::data_type::f32;
 
+namespace {
+
+// oneDNN's weight dims: (M, C, kh, kw), or (groups, M/g, C/g, kh, kw) for grouped convolutions.
+memory::dims weight_dims(const ConvShape& s) {
+  if (s.group > 1) return {s.group, s.M / s.group, s.C / s.group, s.kernel[0], s.kernel[1]};
+  return {s.M, s.C, s.kernel[0], s.kernel[1]};
+}
+
+}  // namespace
+
 PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, ActivationSpec act,
                        bool with_sum)
-    : w_(w), shape_(shape), bias_(std::move(bias)), act_(act), with_sum_(with_sum) {}
+    : shape_(shape), bias_(std::move(bias)), act_(act), with_sum_(with_sum),
+      packs_(w, memory::desc(weight_dims(shape), f32, shape.group > 1 ? tag::goihw : tag::oihw)) {}
 
 std::array<int64_t, 2> PackedConv::out_hw(int64_t H, int64_t W) const {
   std::array<int64_t, 2> in{H, W}, out{};
@@ -31,10 +42,7 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W, bool n
     p.dst_nhwc = memory::desc({N, s.M, o[0], o[1]}, f32, tag::nhwc);
     p.src_nchw = memory::desc({N, s.C, H, W}, f32, tag::nchw);
     p.dst_nchw = memory::desc({N, s.M, o[0], o[1]}, f32, tag::nchw);
-    const bool grouped = s.group > 1;
-    memory::dims wdims = grouped ? memory::dims{s.group, s.M / s.group, s.C / s.group, s.kernel[0], s.kernel[1]}
-                                 : memory::dims{s.M, s.C, s.kernel[0], s.kernel[1]};
-    memory::desc w_any(wdims, f32, tag::any);
+    memory::desc w_any(weight_dims(s), f32, tag::any);
     memory::desc b_md({s.M}, f32, tag::a);
     memory::dims strides{s.strides[0], s.strides[1]}, dil{s.dilations[0] - 1, s.dilations[1] - 1};
     memory::dims pad_l{s.pads[0], s.pads[1]}, pad_r{s.pads[2], s.pads[3]};
@@ -67,19 +75,7 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W, bool n
     attr.set_post_ops(ops);
     dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
     p.primitive = dnnl::convolution_forward(pd);
-    {
-      std::lock_guard<std::mutex> lock(packs_mutex_);
-      for (const memory& m : packs_)
-        if (m.get_desc() == pd.weights_desc()) p.weights = m;
-      if (!p.weights) {
-        memory src(memory::desc(wdims, f32, grouped ? tag::goihw : tag::oihw), eng, const_cast<float*>(w_));
-        memory packed(pd.weights_desc(), eng);
-        dnnl::reorder(src, packed).execute(thread_stream(), src, packed);
-        thread_stream().wait();
-        packs_.push_back(packed);
-        p.weights = packed;
-      }
-    }
+    p.weights = packs_.get(pd.weights_desc());
     if (nchw) {
       p.to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.src_nchw, eng, p.src_nhwc));
       p.to_nchw = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst_nhwc, eng, p.dst_nchw));
@@ -89,14 +85,18 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W, bool n
   });
 }
 
+void PackedConv::execute(const Plan& p, const memory& x, const memory& y) const {
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, y}};
+  if (!bias_.empty())
+    args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, cpu_engine(), const_cast<float*>(bias_.data())));
+  p.primitive.execute(thread_stream(), args);
+}
+
 void PackedConv::run_nhwc(const float* x, int64_t N, int64_t H, int64_t W, float* y, const float* z) const {
   const Plan& p = plan(N, H, W, false);
   auto& eng = cpu_engine();
-  memory xm(p.src_nhwc, eng, const_cast<float*>(x)), ym(p.dst_nhwc, eng, y);
   if (with_sum_ && z != y) std::memcpy(y, z, p.dst_nhwc.get_size());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, ym}};
-  if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias_.data())));
-  p.primitive.execute(thread_stream(), args);
+  execute(p, memory(p.src_nhwc, eng, const_cast<float*>(x)), memory(p.dst_nhwc, eng, y));
   thread_stream().wait();
 }
 
@@ -111,9 +111,7 @@ void PackedConv::run_nchw(const float* x, int64_t N, int64_t H, int64_t W, float
     memory zn(p.dst_nchw, eng, const_cast<float*>(z));
     p.sum_to_nhwc->execute(st, zn, yc);
   }
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xc}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, yc}};
-  if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias_.data())));
-  p.primitive.execute(st, args);
+  execute(p, xc, yc);
   p.to_nchw->execute(st, yc, yn);
   st.wait();
 }

@@ -44,14 +44,14 @@ class PackedConv {
     std::optional<dnnl::reorder> to_nhwc, to_nchw, sum_to_nhwc;  // for NCHW callers
   };
   const Plan& plan(int64_t N, int64_t H, int64_t W, bool nchw) const;
-  const float* w_;
+  // Runs the primitive on channels-last memories.
+  void execute(const Plan& p, const dnnl::memory& x, const dnnl::memory& y) const;
   ConvShape shape_;
   std::vector<float> bias_;
   ActivationSpec act_;
   bool with_sum_;
+  WeightPacks packs_;
   PrimitiveCache<std::array<int64_t, 4>, Plan> plans_;
-  mutable std::mutex packs_mutex_;
-  mutable std::vector<dnnl::memory> packs_;
 };
 
 }  // namespace onyx::kernels

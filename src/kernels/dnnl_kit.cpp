@@ -12,4 +12,16 @@ dnnl::stream& thread_stream() {
   return stream;
 }
 
+dnnl::memory WeightPacks::get(const dnnl::memory::desc& layout) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const dnnl::memory& m : packs_)
+    if (m.get_desc() == layout) return m;
+  dnnl::memory src(source_desc_, cpu_engine(), const_cast<void*>(source_));  // read only: a reorder's source
+  dnnl::memory packed(layout, cpu_engine());
+  dnnl::reorder(src, packed).execute(thread_stream(), src, packed);
+  thread_stream().wait();
+  packs_.push_back(packed);
+  return packed;
+}
+
 }  // namespace onyx::kernels

@@ -30,4 +30,18 @@ class PrimitiveCache {
   mutable std::map<Key, std::unique_ptr<Entry>> entries_;
 };
 
+// Constant weights reordered into the layouts primitives ask for: one copy per distinct layout, shared by every
+// primitive (one per input shape) that wants it. `source` (plain, described by source_desc) must outlive it.
+class WeightPacks {
+ public:
+  WeightPacks(const void* source, dnnl::memory::desc source_desc) : source_(source), source_desc_(source_desc) {}
+  dnnl::memory get(const dnnl::memory::desc& layout) const;
+
+ private:
+  const void* source_;
+  dnnl::memory::desc source_desc_;
+  mutable std::mutex mutex_;
+  mutable std::vector<dnnl::memory> packs_;
+};
+
 }  // namespace onyx::kernels

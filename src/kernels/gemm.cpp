@@ -9,7 +9,8 @@ using tag = memory::format_tag;
 
 PackedGemm::PackedGemm(const float* b, int64_t K, int64_t N, bool b_transposed, std::vector<float> bias,
                        std::shared_ptr<const void> keep)
-    : b_(b), K_(K), N_(N), b_transposed_(b_transposed), bias_(std::move(bias)), keep_(std::move(keep)) {}
+    : K_(K), N_(N), bias_(std::move(bias)), keep_(std::move(keep)),
+      packs_(b, memory::desc({K, N}, memory::data_type::f32, b_transposed ? tag::ba : tag::ab)) {}
 
 const PackedGemm::Plan& PackedGemm::plan(int64_t M) const {
   return plans_.get(M, [&] {
@@ -25,21 +26,7 @@ const PackedGemm::Plan& PackedGemm::plan(int64_t M) const {
       d = std::make_unique<dnnl::matmul::desc>(a_md, w_md, bias_md, y_md);
     }
     dnnl::matmul::primitive_desc pd(*d, eng);
-    Plan p{dnnl::matmul(pd), {}};
-    // Pack B into the layout this primitive asks for, unless an earlier plan already did.
-    std::lock_guard<std::mutex> lock(packs_mutex_);
-    for (const memory& m : packs_)
-      if (m.get_desc() == pd.weights_desc()) p.weights = m;
-    if (!p.weights) {
-      memory::desc src_md({K_, N_}, memory::data_type::f32, b_transposed_ ? tag::ba : tag::ab);
-      memory src(src_md, eng, const_cast<float*>(b_));  // read only: a reorder's source
-      memory packed(pd.weights_desc(), eng);
-      dnnl::reorder(src, packed).execute(thread_stream(), src, packed);
-      thread_stream().wait();
-      packs_.push_back(packed);
-      p.weights = packed;
-    }
-    return p;
+    return Plan{dnnl::matmul(pd), packs_.get(pd.weights_desc())};
   });
 }
 

@@ -28,14 +28,11 @@ class PackedGemm {
     dnnl::memory weights;
   };
   const Plan& plan(int64_t M) const;
-  const float* b_;
   int64_t K_, N_;
-  bool b_transposed_;
   std::vector<float> bias_;
   std::shared_ptr<const void> keep_;
+  WeightPacks packs_;
   PrimitiveCache<int64_t, Plan> plans_;
-  mutable std::mutex packs_mutex_;
-  mutable std::vector<dnnl::memory> packs_;  // weights in each layout some plan asked for
 };
 
 // c = a @ b over the last two dims with broadcast batch dims; a: [...,M,K], b: [...,K,N] of equal rank (callers
