@@ -1,7 +1,5 @@
 #include "kernels/conv.hpp"
 
-#include <cstring>
-
 namespace onyx::kernels {
 
 using dnnl::memory;
@@ -18,9 +16,8 @@ memory::dims weight_dims(const ConvShape& s) {
 
 }  // namespace
 
-PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, ActivationSpec act,
-                       bool with_sum)
-    : shape_(shape), bias_(std::move(bias)), act_(act), with_sum_(with_sum),
+PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias)
+    : shape_(shape), bias_(std::move(bias)),
       packs_(w, memory::desc(weight_dims(shape), f32, shape.group > 1 ? tag::goihw : tag::oihw)) {}
 
 std::array<int64_t, 2> PackedConv::out_hw(int64_t H, int64_t W) const {
@@ -32,8 +29,8 @@ std::array<int64_t, 2> PackedConv::out_hw(int64_t H, int64_t W) const {
   return out;
 }
 
-const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W, bool nchw) const {
-  return plans_.get({N, H, W, nchw ? 1 : 0}, [&] {
+const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const {
+  return plans_.get({N, H, W}, [&] {
     auto& eng = cpu_engine();
     const ConvShape& s = shape_;
     const auto o = out_hw(H, W);
@@ -56,63 +53,26 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W, bool n
                                                    p.src_nhwc, w_any, p.dst_nhwc, strides, dil, pad_l, pad_r)
                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                    p.src_nhwc, w_any, b_md, p.dst_nhwc, strides, dil, pad_l, pad_r);
-    dnnl::post_ops ops;
-    if (with_sum_) ops.append_sum(1.0f);
-    switch (act_.kind) {
-      case Activation::None: break;
-      case Activation::Relu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f); break;
-      case Activation::LeakyRelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, act_.alpha, 0.0f); break;
-      case Activation::Clip: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, act_.alpha, act_.beta); break;
-      case Activation::Sigmoid: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f); break;
-      case Activation::Tanh: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f); break;
-      case Activation::HardSigmoid:
-        // max(0, min(1, alpha x + beta)) as two steps (oneDNN 2.6 has no hardsigmoid).
-        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, act_.alpha, act_.beta);
-        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 1.0f);
-        break;
-    }
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(ops);
-    dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+    dnnl::convolution_forward::primitive_desc pd(d, eng);
     p.primitive = dnnl::convolution_forward(pd);
     p.weights = packs_.get(pd.weights_desc());
-    if (nchw) {
-      p.to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.src_nchw, eng, p.src_nhwc));
-      p.to_nchw = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst_nhwc, eng, p.dst_nchw));
-      if (with_sum_) p.sum_to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst_nchw, eng, p.dst_nhwc));
-    }
+    p.to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.src_nchw, eng, p.src_nhwc));
+    p.to_nchw = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst_nhwc, eng, p.dst_nchw));
     return p;
   });
 }
 
-void PackedConv::execute(const Plan& p, const memory& x, const memory& y) const {
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, y}};
-  if (!bias_.empty())
-    args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, cpu_engine(), const_cast<float*>(bias_.data())));
-  p.primitive.execute(thread_stream(), args);
-}
-
-void PackedConv::run_nhwc(const float* x, int64_t N, int64_t H, int64_t W, float* y, const float* z) const {
-  const Plan& p = plan(N, H, W, false);
-  auto& eng = cpu_engine();
-  if (with_sum_ && z != y) std::memcpy(y, z, p.dst_nhwc.get_size());
-  execute(p, memory(p.src_nhwc, eng, const_cast<float*>(x)), memory(p.dst_nhwc, eng, y));
-  thread_stream().wait();
-}
-
-void PackedConv::run_nchw(const float* x, int64_t N, int64_t H, int64_t W, float* y, const float* z) const {
-  const Plan& p = plan(N, H, W, true);
+void PackedConv::run_nchw(const float* x, int64_t N, int64_t H, int64_t W, float* y) const {
+  const Plan& p = plan(N, H, W);
   auto& eng = cpu_engine();
   auto& st = thread_stream();
   memory xn(p.src_nchw, eng, const_cast<float*>(x)), yn(p.dst_nchw, eng, y);
   memory xc(p.src_nhwc, eng), yc(p.dst_nhwc, eng);
-  p.to_nhwc->execute(st, xn, xc);
-  if (with_sum_) {
-    memory zn(p.dst_nchw, eng, const_cast<float*>(z));
-    p.sum_to_nhwc->execute(st, zn, yc);
-  }
-  execute(p, xc, yc);
-  p.to_nchw->execute(st, yc, yn);
+  p.to_nhwc.execute(st, xn, xc);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xc}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, yc}};
+  if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias_.data())));
+  p.primitive.execute(st, args);
+  p.to_nchw.execute(st, yc, yn);
   st.wait();
 }
 

@@ -422,7 +422,7 @@ class FastConv : public Kernel {
     s.strides = {g.strides[0], g.strides[1]};
     s.dilations = {g.dilations[0], g.dilations[1]};
     s.pads = pads;
-    auto conv = std::make_unique<kernels::PackedConv>(w_.data<float>(), s, bias_, kernels::ActivationSpec{}, false);
+    auto conv = std::make_unique<kernels::PackedConv>(w_.data<float>(), s, bias_);
     return *convs_.emplace(pads, std::move(conv)).first->second;
   }
 
