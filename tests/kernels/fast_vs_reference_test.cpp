@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
@@ -39,10 +41,26 @@ void expect_close(const Datum& fast, const Datum& ref, const std::string& what) 
     ASSERT_LE(std::fabs(f[i] - r[i]), 1e-5f * scale) << what << ": element " << i << " of " << n;
 }
 
-void compare(OneNode node, const std::string& what) {
+// What oneDNN reports having executed (its verbose log) while `run` runs: proof that a fast kernel, not a silent
+// fallback to the reference, produced the result being compared.
+template <class F>
+std::string onednn_log(F&& run) {
+  dnnl::set_verbose(1);
+  ::testing::internal::CaptureStdout();
+  run();
+  std::string log = ::testing::internal::GetCapturedStdout();
+  dnnl::set_verbose(0);
+  return log;
+}
+
+// `primitive`: the oneDNN primitive kind the fast kernel must execute ("matmul", "convolution").
+void compare(OneNode node, const std::string& what, const std::string& primitive) {
   OneNode ref = node;
-  auto fast_out = node.run();
-  auto ref_out = ref.options(reference_only()).run();
+  std::vector<Datum> fast_out, ref_out;
+  const std::string fast_log = onednn_log([&] { fast_out = node.run(); });
+  const std::string ref_log = onednn_log([&] { ref_out = ref.options(reference_only()).run(); });
+  EXPECT_NE(fast_log.find("exec,cpu," + primitive), std::string::npos) << what << ": no oneDNN " << primitive << " ran";
+  EXPECT_EQ(ref_log.find("exec,cpu,"), std::string::npos) << what << ": the reference run used oneDNN";
   ASSERT_EQ(fast_out.size(), ref_out.size());
   for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i], ref_out[i], what);
 }
@@ -55,7 +73,7 @@ TEST(FastKernels, MatMulWithConstantBMatchesReference) {
     std::vector<int64_t> a_dims = trial % 3 == 0 ? std::vector<int64_t>{2, M, K} : std::vector<int64_t>{M, K};
     OneNode n("MatMul", 13);
     n.input("A", random_floats(rng, a_dims)).constant_input("B", random_floats(rng, {K, N}));
-    compare(n, "MatMul " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N));
+    compare(n, "MatMul " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N), "matmul");
   }
 }
 
@@ -67,7 +85,7 @@ TEST(FastKernels, BatchedMatMulMatchesReference) {
     std::vector<int64_t> a_dims{B, 3, M, K}, b_dims{trial % 2 ? 1 : B, 3, K, N};
     OneNode n("MatMul", 13);
     n.input("A", random_floats(rng, a_dims)).input("B", random_floats(rng, b_dims));
-    compare(n, "batched MatMul trial " + std::to_string(trial));
+    compare(n, "batched MatMul trial " + std::to_string(trial), "matmul");
   }
 }
 
@@ -84,7 +102,7 @@ TEST(FastKernels, GemmWithConstantBAndBiasMatchesReference) {
         .attr_int("transB", tb)
         .attr_float("alpha", trial % 3 == 0 ? 0.5f : 1.0f)
         .attr_float("beta", trial % 3 == 1 ? 2.0f : 1.0f);
-    compare(n, "Gemm trial " + std::to_string(trial));
+    compare(n, "Gemm trial " + std::to_string(trial), "matmul");
   }
 }
 
@@ -109,7 +127,8 @@ TEST(FastKernels, ConvMatchesReference) {
       if (*c.auto_pad) n.attr_string("auto_pad", c.auto_pad);
       else n.attr_ints("pads", {c.pad, c.pad, c.pad + (c.k > 1 ? 1 : 0), c.pad});
       compare(n, "Conv C" + std::to_string(c.C) + " k" + std::to_string(c.k) + " g" + std::to_string(c.group) +
-                     (bias ? " +B" : ""));
+                     (bias ? " +B" : ""),
+              "convolution");
     }
   }
 }
