@@ -10,12 +10,13 @@
 #include "cli.hpp"
 #include "feeds.hpp"
 #include "onyx/session.hpp"
+#include "opt/optimizer.hpp"
 
 namespace onyx::cli {
 
 const char* const kBenchUsage =
     "usage: onyx bench MODEL [--input NAME=FILE ...] [--dummy | --seed N] [--dim SYMBOL=SIZE ...] [--threads N]\n"
-    "                  [--warmup W] [--runs R] [--json]\n"
+    "                  [--level LEVEL] [--warmup W] [--runs R] [--json]\n"
     "\n"
     "Creates a session for MODEL, runs it once (the first run), W more times untimed (default 2), then R timed\n"
     "times (default 10), and reports: session-create time, first-run time, median / p90 / min of the R runs, and\n"
@@ -23,6 +24,7 @@ const char* const kBenchUsage =
     "  --input NAME=FILE   an input from a .pb or .npy file; inputs not given are generated as arange(n)/n (as\n"
     "                      --dummy; the default), or random with --seed N; symbolic dims are 1 unless --dim\n"
     "  --threads N         intra-op threads for the session (0: the engine's default)\n"
+    "  --level LEVEL       graph optimization: basic, all (the default) or 0 (off)\n"
     "  --json              print one JSON object: model, create_ms, first_run_ms, median_ms, p90_ms, min_ms,\n"
     "                      cpu_median_ms (CPU time of a run, all threads), runs, warmup, threads, peak_rss_mb\n";
 
@@ -75,12 +77,13 @@ std::string json_string(const std::string& s) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs"}, {"--dummy", "--json"});
+  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs", "--level"}, {"--dummy", "--json"});
   if (print_help_if_asked(args, kBenchUsage)) return 0;
   expect_positional(args, 1, 1, kBenchUsage);
   if (args.flag("--dummy") && args.value("--seed")) fail("--dummy and --seed exclude each other");
   SessionOptions session_opts;
   session_opts.threads = static_cast<int>(parse_int_option(args.value("--threads").value_or("0"), "--threads", 0, 1024));
+  if (auto level = args.value("--level")) session_opts.optimization_level = opt::parse_level(*level);
   const int64_t warmup = parse_int_option(args.value("--warmup").value_or("2"), "--warmup", 0, 1000000);
   const int64_t runs = parse_int_option(args.value("--runs").value_or("10"), "--runs", 1, 1000000);
   const std::string& path = args.positional()[0];

@@ -239,7 +239,9 @@ int cmd_graph(const std::vector<std::string>& argv) {
   std::optional<Session> session;
   std::optional<Model> declared;
   try {
-    session.emplace(Session::from_file(path));
+    SessionOptions as_given;
+    as_given.optimization_level = 0;  // draw the model of the file, not the session's optimized copy
+    session.emplace(Session::from_file(path, as_given));
   } catch (const Error& e) {
     declared.emplace(load_model(path));  // a model that does not load or check fails here, with its own message
     progress.above([&] { std::cerr << "note: types as declared: " << printable(e.what()) << "\n"; });

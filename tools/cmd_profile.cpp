@@ -11,6 +11,7 @@
 #include "cli.hpp"
 #include "feeds.hpp"
 #include "onyx/session.hpp"
+#include "opt/optimizer.hpp"
 #include "progress.hpp"
 #include "text_escape.hpp"
 
@@ -25,6 +26,7 @@ const char* const kProfileUsage =
     "for the nodes that ran there, not for the node that called it.\n"
     ONYX_CLI_FEED_HELP
     "  --runs N            number of runs (default 1)\n"
+    "  --level LEVEL       graph optimization of the session: basic, all (default) or 0 (off)\n"
     "  -o TRACE.json       write a Chrome trace: one complete event per node run (name = node name, cat = op type,\n"
     "                      args: op type, graph, run, inferred input types) inside one event per run; open it in\n"
     "                      chrome://tracing or ui.perfetto.dev\n";
@@ -126,7 +128,7 @@ void write_trace(const std::string& path, const std::string& model_path, const s
 
 int cmd_profile(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kFeedValuedOptions;
-  valued.insert(valued.end(), {"--runs", "-o"});
+  valued.insert(valued.end(), {"--runs", "-o", "--level"});
   Args args(argv, valued, kFeedFlags);
   if (print_help_if_asked(args, kProfileUsage)) return 0;
   expect_positional(args, 1, 1, kProfileUsage);
@@ -135,7 +137,9 @@ int cmd_profile(const std::vector<std::string>& argv) {
   if (runs < 1) fail("--runs: at least 1 run");
   Progress progress("onyx profile");
   progress.set_item("loading " + model_path);
-  Session s = Session::from_file(model_path);
+  SessionOptions options;
+  if (auto level = args.value("--level")) options.optimization_level = opt::parse_level(*level);
+  Session s = Session::from_file(model_path, options);
   std::map<std::string, Datum> feeds = make_feeds(s, args);
 
   // Each run's profile counts from that run's start; the runs are placed on one time line for the trace.

@@ -4,6 +4,8 @@
 #include "onyx/session.hpp"
 
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -96,6 +98,18 @@ struct Session::Impl {
   std::unordered_map<const Value*, Tensor> constants;                  // values known at creation (for inference)
   std::unordered_map<const Value*, std::vector<Dim>> dim_values;       // symbolic contents of shape tensors
   std::string label;
+  // IR 3 models list every initializer as a graph input. ONNX calls it the input's default; a model is only fast
+  // when its weights are constants (folded, packed), so the session optimizes them as constants and, for a run
+  // that feeds one of them, builds on first need a second session that keeps them as inputs.
+  std::set<std::string> constant_inputs;       // initializers optimized as constants
+  std::optional<pb::ModelDocument> source;     // kept to build that second session
+  mutable std::mutex with_feeds_mutex;
+  mutable std::unique_ptr<Impl> with_feeds;
+
+  const Impl& for_feeds() const;
+  std::vector<std::pair<std::string, Datum>> run(const std::map<std::string, Datum>& feeds,
+                                                 const std::vector<std::string>& output_names,
+                                                 const RunOptions& options) const;
 
   int64_t opset_for(const Node& n, const std::map<std::string, int64_t>& imports) const {
     auto it = imports.find(n.domain == "ai.onnx" ? "" : n.domain);
@@ -402,18 +416,28 @@ void align_graph(Graph& g) {
     }
 }
 
-Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options) {
+// `initializers_may_be_fed`: keep an IR 3 model's initializers as inputs a run may replace, rather than constants.
+Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, bool initializers_may_be_fed = false) {
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
   check::check_model_or_throw(doc);
   impl->model = build_model(doc);
+  opt::OptimizeOptions optimize_options{options.optimization_level};
+  if (options.optimization_level > 0 && !initializers_may_be_fed && impl->model.ir_version < 4) {
+    for (const Value* v : impl->model.graph->inputs)
+      if (v->initializer) impl->constant_inputs.insert(v->name);
+    if (!impl->constant_inputs.empty()) {
+      optimize_options.constant_initializer_inputs = true;
+      impl->source = doc;
+    }
+  }
   align_graph(*impl->model.graph);
   for (Function& f : impl->model.functions) {
     align_graph(*f.body);
     for (Attribute& a : f.attribute_defaults)
       if (a.t) align_tensor(*a.t);
   }
-  if (options.optimization_level > 0) opt::optimize(impl->model, opt::OptimizeOptions{options.optimization_level});
+  if (options.optimization_level > 0) opt::optimize(impl->model, optimize_options);
   impl->label = doc.label;
   const Graph& g = *impl->model.graph;
   for (const Value* v : g.inputs)
@@ -476,24 +500,38 @@ const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
 const Model& Session::model() const { return impl_->model; }
 
+const Session::Impl& Session::Impl::for_feeds() const {
+  std::lock_guard lock(with_feeds_mutex);
+  if (!with_feeds) with_feeds.reset(make_impl(*source, options, true));
+  return *with_feeds;
+}
+
 std::vector<std::pair<std::string, Datum>> Session::run(const std::map<std::string, Datum>& feeds,
                                                         const std::vector<std::string>& output_names,
                                                         const RunOptions& options) const {
-  const Graph& g = *impl_->model.graph;
+  for (const auto& [name, d] : feeds)
+    if (impl_->constant_inputs.count(name)) return impl_->for_feeds().run(feeds, output_names, options);
+  return impl_->run(feeds, output_names, options);
+}
+
+std::vector<std::pair<std::string, Datum>> Session::Impl::run(const std::map<std::string, Datum>& feeds,
+                                                              const std::vector<std::string>& output_names,
+                                                              const RunOptions& options) const {
+  const Graph& g = *model.graph;
   std::map<std::string, int64_t> symbols;
   for (const auto& [name, d] : feeds) {
     const Value* v = g.find_local(name);
-    if (!v || !v->is_graph_input) fail(impl_->label, ": '", name, "' is not an input of the model");
+    if (!v || !v->is_graph_input) fail(label, ": '", name, "' is not an input of the model");
   }
   std::vector<Datum> inputs(g.inputs.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const Value* v = g.inputs[i];
     auto it = feeds.find(v->name);
     if (it == feeds.end()) {
-      if (!v->initializer) fail(impl_->label, ": input '", v->name, "' is missing (", v->type.to_string_with_shape(), ")");
+      if (!v->initializer) fail(label, ": input '", v->name, "' is missing (", v->type.to_string_with_shape(), ")");
       continue;  // the initializer is the default
     }
-    check_feed(impl_->label, IoInfo{v->name, v->type}, it->second, symbols);
+    check_feed(label, IoInfo{v->name, v->type}, it->second, symbols);
     inputs[i] = it->second;
   }
   std::vector<size_t> wanted;
@@ -503,14 +541,14 @@ std::vector<std::pair<std::string, Datum>> Session::run(const std::map<std::stri
     for (const auto& n : output_names) {
       size_t i = 0;
       while (i < g.outputs.size() && g.outputs[i]->name != n) ++i;
-      if (i == g.outputs.size()) fail(impl_->label, ": '", n, "' is not an output of the model");
+      if (i == g.outputs.size()) fail(label, ": '", n, "' is not an output of the model");
       wanted.push_back(i);
     }
   }
-  threads::use_for_this_thread(impl_->options.threads > 0 ? impl_->options.threads : threads::physical_cores());
+  threads::use_for_this_thread(this->options.threads > 0 ? this->options.threads : threads::physical_cores());
   RunState run;
   run.options = &options;
-  std::vector<Datum> all = impl_->execute(*impl_->main, std::move(inputs), nullptr, run);
+  std::vector<Datum> all = execute(*main, std::move(inputs), nullptr, run);
   std::vector<std::pair<std::string, Datum>> result;
   for (size_t i : wanted) result.emplace_back(g.outputs[i]->name, all[i]);
   return result;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
 
 #include "base/error.hpp"
 #include "onyx/optimize.hpp"
@@ -73,7 +74,8 @@ TEST(Optimizer, ParsesLevels) {
 
 TEST(Optimizer, SessionsOptimizeTheirOwnModel) {
   EXPECT_EQ(op_list(session_at(conv_relu_model(), 0).model()), (V{"Constant", "Conv", "Relu"}));
-  EXPECT_EQ(op_list(Session::from_bytes(conv_relu_model()).model()), (V{"Conv", "Relu"}));  // default: basic
+  EXPECT_EQ(op_list(Session::from_bytes(conv_relu_model()).model()), V{"ai.onyx.FusedConv"});  // default: all
+  EXPECT_EQ(op_list(session_at(conv_relu_model(), 1).model()), (V{"Conv", "Relu"}));
   EXPECT_EQ(op_list(session_at(conv_relu_model(), 2).model()), V{"ai.onyx.FusedConv"});
   expect_same_outputs(conv_relu_model());
 }
@@ -182,6 +184,41 @@ TEST(Optimizer, TestModelsStayValid) {
     ++tried;
   }
   EXPECT_GT(tried, 1000u);
+}
+
+// IR 3 lists every initializer as a graph input. Sessions optimize them as constants (w * s folds, Conv+Relu
+// fuse); a run that feeds one of them computes with the fed value, as the unoptimized session does.
+TEST(Optimizer, Ir3InitializersAreConstantsUnlessFed) {
+  GraphSpec g(9);
+  g.ir_version(3);
+  g.input("x", DataType::Float, {1, 2, 5, 5})
+      .input("w", DataType::Float, {3, 2, 3, 3})
+      .random("w", {3, 2, 3, 3})
+      .input("s", DataType::Float, {3, 1, 1, 1})
+      .floats("s", {3, 1, 1, 1}, {0.5f, 2.0f, -1.0f})
+      .node("Mul", {"w", "s"}, {"ws"})
+      .node("Conv", {"x", "ws"}, {"c"})
+      .node("Relu", {"c"}, {"y"})
+      .output("y");
+  const std::string bytes = g.bytes();
+  Session optimized = Session::from_bytes(bytes), plain = session_at(bytes, 0);
+  EXPECT_EQ(op_list(optimized.model()), V{"ai.onyx.FusedConv"});
+  ASSERT_EQ(optimized.inputs().size(), 1u);
+  EXPECT_EQ(optimized.inputs()[0].name, "x");
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  Tensor x = Tensor::allocate(DataType::Float, {1, 2, 5, 5}), s = Tensor::allocate(DataType::Float, {3, 1, 1, 1});
+  for (uint64_t i = 0; i < x.element_count(); ++i) x.mutable_data<float>()[i] = u(rng);
+  for (uint64_t i = 0; i < s.element_count(); ++i) s.mutable_data<float>()[i] = u(rng);
+  for (const auto& feeds : {std::map<std::string, Datum>{{"x", Datum::of(x)}},
+                            std::map<std::string, Datum>{{"x", Datum::of(x)}, {"s", Datum::of(s)}}}) {
+    auto diff = compare_datums(plain.run(feeds)[0].second, optimized.run(feeds)[0].second, 1e-5, 1e-6);
+    EXPECT_FALSE(diff) << feeds.size() << " feeds: " << *diff;
+  }
+  // The fed value is used: the result differs from the run with the initializer's s.
+  auto moved = compare_datums(optimized.run({{"x", Datum::of(x)}})[0].second,
+                              optimized.run({{"x", Datum::of(x)}, {"s", Datum::of(s)}})[0].second, 1e-5, 1e-6);
+  EXPECT_TRUE(moved);
 }
 
 // SqueezeNet with its initializers taken as constants (IR 3 lists them as inputs): weights fold, Conv+Relu fuse,

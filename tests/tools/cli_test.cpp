@@ -213,7 +213,7 @@ TEST(Cli, OpsListsEveryRegisteredVersion) {
 TEST(Cli, ProfilePrintsATablePerOpType) {
   TempDir dir("profile");
   ASSERT_EQ(onyx("demo " + dir / "demo.onnx").status, 0);
-  CliRun r = onyx(cat("profile ", dir / "demo.onnx", " --dummy --dim N=4 --runs 3 -o ", dir / "trace.json"));
+  CliRun r = onyx(cat("profile ", dir / "demo.onnx", " --dummy --dim N=4 --runs 3 --level basic -o ", dir / "trace.json"));
   ASSERT_EQ(r.status, 0) << r.out;
   // The demo has 2 MatMul, 2 Add, 1 Relu, 1 Softmax: per op type, count = nodes x runs.
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\nMatMul +6 +[0-9.]+ +[0-9.]+ +[0-9.]+\n"))) << r.out;
