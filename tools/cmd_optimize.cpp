@@ -9,15 +9,17 @@
 namespace onyx::cli {
 
 const char* const kOptimizeUsage =
-    "usage: onyx optimize IN OUT [--level basic|all] [--constant-initializer-inputs]\n"
+    "usage: onyx optimize IN OUT [--level basic|extended|all] [--constant-initializer-inputs]\n"
     "                             [--external-data-threshold BYTES]\n"
     "\n"
     "Optimizes the model IN and writes it as OUT (OUT may be IN). Tensor data is written inline.\n"
     "  --level basic   (default) constant and shape-computation folding, Identity and dead code elimination,\n"
     "                  cancelling Transpose/Reshape/Squeeze-Unsqueeze pairs\n"
-    "  --level all     also folds BatchNormalization into Conv/Gemm/MatMul, fuses MatMul+Add into Gemm, Conv +\n"
+    "  --level extended  also folds BatchNormalization into Conv/Gemm/MatMul, fuses MatMul+Add into Gemm, Conv +\n"
     "                  activation, LayerNorm, GELU and attention patterns (ops ONNX lacks at the model's opset go\n"
     "                  to onyx's domain \"ai.onyx\", which onyx loads again)\n"
+    "  --level all     also runs convolutions and pools channels-last (ai.onyx NhwcConv, NhwcMaxPool,\n"
+    "                  NhwcAveragePool), with residual sums and activations fused into the convolution\n"
     "  --constant-initializer-inputs    initializers that are also graph inputs (as IR version < 4 requires)\n"
     "                   stop being inputs and are folded as constants; without it a feed could replace them, so\n"
     "                   they stay variables\n"

@@ -39,7 +39,7 @@ const char* const kTestOnnxUsage =
     "                       With this file, unexpected failures and unexpected passes make the exit status 1.\n"
     "  --filter GLOB        run only tests whose SUITE/TEST matches\n"
     "  --timeout SECONDS    per test (default 60)\n"
-    "  --level LEVEL        graph optimization level of the sessions: 0, basic (1, the default) or all (2)\n"
+    "  --level LEVEL        graph optimization level of the sessions: 0, basic (1, the default), extended (2) or all (3)\n"
     "Prints one line per failure, a table per suite and 'N passed, N failed'.\n";
 
 namespace {

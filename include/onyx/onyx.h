@@ -142,7 +142,7 @@ ONYX_EXPORT const char* onyx_version_string(void);
  * enum. Static storage. */
 ONYX_EXPORT const char* onyx_element_type_name(OnyxElementType type);
 
-/* ---- session options (defaults: threads 0 = physical cores, optimization level 2, log level 2) ---- */
+/* ---- session options (defaults: threads 0 = physical cores, optimization level 3 = all, log level 2) ---- */
 ONYX_EXPORT OnyxStatus* onyx_session_options_create(OnyxSessionOptions** out);
 /* threads >= 0 (0: one per physical core). */
 ONYX_EXPORT OnyxStatus* onyx_session_options_set_threads(OnyxSessionOptions* options, int32_t threads);

@@ -15,7 +15,7 @@ namespace onyx {
 
 struct SessionOptions {
   int threads = 0;             // intra-op threads; 0 = physical cores
-  int optimization_level = 2;  // 0 off, 1 basic, 2 all (fusions)
+  int optimization_level = 3;  // 0 off, 1 basic, 2 extended (fusions), 3 all (channels-last layout too)
   int log_level = 2;           // 0 verbose .. 4 fatal
   bool reference_kernels = false;  // run every op with its reference kernel (tests compare fast kernels with them)
 };

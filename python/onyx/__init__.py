@@ -57,7 +57,7 @@ _CPU = "CPUExecutionProvider"
 
 
 class GraphOptimizationLevel(enum.IntEnum):
-    """onnxruntime's levels. onyx has three (0 off, 1 basic, 2 all): EXTENDED and ALL both mean onyx's level 2."""
+    """onnxruntime's levels, onyx's 0 off, 1 basic, 2 extended (fusions) and 3 all (channels-last layout too)."""
     ORT_DISABLE_ALL = 0
     ORT_ENABLE_BASIC = 1
     ORT_ENABLE_EXTENDED = 2
@@ -75,7 +75,8 @@ def _onyx_level(level):
         level = GraphOptimizationLevel(level)
     except ValueError:
         raise InvalidArgument(f"graph_optimization_level {level!r} is not a GraphOptimizationLevel") from None
-    return {GraphOptimizationLevel.ORT_DISABLE_ALL: 0, GraphOptimizationLevel.ORT_ENABLE_BASIC: 1}.get(level, 2)
+    return {GraphOptimizationLevel.ORT_DISABLE_ALL: 0, GraphOptimizationLevel.ORT_ENABLE_BASIC: 1,
+            GraphOptimizationLevel.ORT_ENABLE_EXTENDED: 2}.get(level, 3)
 
 
 class SessionOptions:

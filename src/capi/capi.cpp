@@ -331,7 +331,8 @@ OnyxStatus* onyx_session_options_set_threads(OnyxSessionOptions* options, int32_
 OnyxStatus* onyx_session_options_set_optimization_level(OnyxSessionOptions* options, int32_t level) {
   return guard("onyx_session_options_set_optimization_level", ONYX_ERROR_INTERNAL, [&] {
     need(options, "options");
-    if (level < 0 || level > 2) reject("optimization level is ", level, "; expected 0 (off), 1 (basic) or 2 (all)");
+    if (level < 0 || level > 3)
+      reject("optimization level is ", level, "; expected 0 (off), 1 (basic), 2 (extended) or 3 (all)");
     options->options.optimization_level = level;
   });
 }

@@ -1,5 +1,7 @@
 #include "kernels/conv.hpp"
 
+#include <unordered_map>
+
 namespace onyx::kernels {
 
 using dnnl::memory;
@@ -16,8 +18,8 @@ memory::dims weight_dims(const ConvShape& s) {
 
 }  // namespace
 
-PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias)
-    : shape_(shape), bias_(std::move(bias)),
+PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, ConvEpilogue epilogue)
+    : shape_(shape), bias_(std::move(bias)), epilogue_(std::move(epilogue)),
       packs_(w, memory::desc(weight_dims(shape), f32, shape.group > 1 ? tag::goihw : tag::oihw)) {}
 
 std::array<int64_t, 2> PackedConv::out_hw(int64_t H, int64_t W) const {
@@ -53,13 +55,26 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const 
                                                    p.src_nhwc, w_any, p.dst_nhwc, strides, dil, pad_l, pad_r)
                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                    p.src_nhwc, w_any, b_md, p.dst_nhwc, strides, dil, pad_l, pad_r);
-    dnnl::convolution_forward::primitive_desc pd(d, eng);
+    dnnl::post_ops ops;
+    if (epilogue_.sum) ops.append_sum(1.0f);
+    for (const Eltwise& e : epilogue_.eltwise) ops.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
     p.primitive = dnnl::convolution_forward(pd);
     p.weights = packs_.get(pd.weights_desc());
     p.to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.src_nchw, eng, p.src_nhwc));
     p.to_nchw = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst_nhwc, eng, p.dst_nchw));
+    if (epilogue_.sum) p.dst_to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst_nchw, eng, p.dst_nhwc));
     return p;
   });
+}
+
+void PackedConv::execute(const Plan& p, memory& src, memory& dst) const {
+  auto& eng = cpu_engine();
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
+  if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias_.data())));
+  p.primitive.execute(thread_stream(), args);
 }
 
 void PackedConv::run_nchw(const float* x, int64_t N, int64_t H, int64_t W, float* y) const {
@@ -69,11 +84,18 @@ void PackedConv::run_nchw(const float* x, int64_t N, int64_t H, int64_t W, float
   memory xn(p.src_nchw, eng, const_cast<float*>(x)), yn(p.dst_nchw, eng, y);
   memory xc(p.src_nhwc, eng), yc(p.dst_nhwc, eng);
   p.to_nhwc.execute(st, xn, xc);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xc}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, yc}};
-  if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias_.data())));
-  p.primitive.execute(st, args);
+  if (epilogue_.sum) p.dst_to_nhwc.execute(st, yn, yc);
+  execute(p, xc, yc);
   p.to_nchw.execute(st, yc, yn);
   st.wait();
+}
+
+void PackedConv::run_nhwc(const float* x, int64_t N, int64_t H, int64_t W, float* y) const {
+  const Plan& p = plan(N, H, W);
+  auto& eng = cpu_engine();
+  memory xc(p.src_nhwc, eng, const_cast<float*>(x)), yc(p.dst_nhwc, eng, y);
+  execute(p, xc, yc);
+  thread_stream().wait();
 }
 
 }  // namespace onyx::kernels

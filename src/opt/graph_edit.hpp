@@ -20,7 +20,7 @@ struct OpDef;
 namespace onyx::opt {
 
 struct OptimizeOptions {
-  int level = 1;  // 0 off, 1 basic, 2 all
+  int level = 1;  // 0 off, 1 basic, 2 extended, 3 all (layout too)
   // Largest tensor (bytes) constant folding may create; bigger results stay computed at run time.
   uint64_t fold_limit_bytes = uint64_t{16} << 20;
   // Initializers that are also graph inputs are defaults a feed may replace, so passes treat them as variables.

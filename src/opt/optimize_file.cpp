@@ -14,7 +14,7 @@ OptimizeReport optimize_file(const std::filesystem::path& in, const std::filesys
 
 OptimizeReport optimize_file(const std::filesystem::path& in, const std::filesystem::path& out,
                              const OptimizeOptions& options, const SaveOptions& save) {
-  if (options.level < 0 || options.level > 2) fail("optimization level ", options.level, " is not 0, 1 or 2");
+  if (options.level < 0 || options.level > 3) fail("optimization level ", options.level, " is not 0, 1, 2 or 3");
   pb::ModelDocument src = pb::load_model_file(in);
   check::check_model_or_throw(src);
   Model model = build_model(src);

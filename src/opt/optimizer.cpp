@@ -23,6 +23,8 @@ const std::vector<PassInfo>& passes() {
       {"conv-mul-add-folding", 2, fold_conv_mul_add},
       {"matmul-add-fusion", 2, fuse_matmul_add},
       {"conv-activation-fusion", 2, fuse_conv_activation},
+      {"channels-last", 3, to_channels_last},
+      {"nhwc-conv-fusion", 3, fuse_nhwc_conv_epilogue},
       {"dead-code-elimination", 1, eliminate_dead_code},
   };
   return list;
@@ -103,8 +105,9 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
 int parse_level(const std::string& text) {
   if (text == "0" || text == "none" || text == "off") return 0;
   if (text == "1" || text == "basic") return 1;
-  if (text == "2" || text == "all") return 2;
-  fail("optimization level '", text, "' is not one of basic, all (or 0, 1, 2)");
+  if (text == "2" || text == "extended") return 2;
+  if (text == "3" || text == "layout" || text == "all") return 3;
+  fail("optimization level '", text, "' is not one of basic, extended, all (or 0, 1, 2, 3)");
 }
 
 }  // namespace onyx::opt

@@ -1,5 +1,6 @@
-// The graph optimizer: passes grouped by level (1 basic: folding and clean-up that keep the model's ops; 2 all:
-// fusions into fewer, larger ops), run in turn until none changes the graph. The session runs it on its own copy
+// The graph optimizer: passes grouped by level (1 basic: folding and clean-up that keep the model's ops; 2
+// extended: fusions into fewer, larger ops; 3 all: also the channels-last layout of convolutions), run in turn
+// until none changes the graph. The session runs it on its own copy
 // of the model at creation (SessionOptions::optimization_level); `onyx optimize` runs it on a file.
 #pragma once
 #include <string>
@@ -29,7 +30,7 @@ struct OptimizeReport {
 // tensors. Nodes the session could not bind or infer are left as they are, for the session to report.
 OptimizeReport optimize(Model& model, const OptimizeOptions& options);
 
-// "basic" / "all" / "0".."2" -> level; an error naming the accepted values otherwise.
+// "basic" / "extended" / "all" (or "layout") / "0".."3" -> level; an error naming the accepted values otherwise.
 int parse_level(const std::string& text);
 
 }  // namespace onyx::opt

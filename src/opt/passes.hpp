@@ -20,6 +20,8 @@ bool fold_batch_norm(PassContext& ctx);         // batch_norm_folding.cpp
 bool fold_conv_mul_add(PassContext& ctx);       // conv_mul_add_folding.cpp
 bool fuse_matmul_add(PassContext& ctx);         // matmul_add_fusion.cpp
 bool fuse_conv_activation(PassContext& ctx);    // conv_activation_fusion.cpp
+bool to_channels_last(PassContext& ctx);        // channels_last.cpp
+bool fuse_nhwc_conv_epilogue(PassContext& ctx);  // nhwc_conv_fusion.cpp
 
 // The internal domain of onyx's fused ops that ONNX lacks at the model's opset.
 inline constexpr const char* kOnyxDomain = ops::kFusedDomain;

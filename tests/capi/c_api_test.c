@@ -106,7 +106,7 @@ static void test_session_errors(const char* path) {
   OK(api->session_options_set_optimization_level(opts, 2));
   OK(api->session_options_set_log_level(opts, 3));
   FAILS(api->session_options_set_threads(opts, -1), ONYX_ERROR_INVALID_ARGUMENT, "threads is -1");
-  FAILS(api->session_options_set_optimization_level(opts, 3), ONYX_ERROR_INVALID_ARGUMENT, "optimization level is 3");
+  FAILS(api->session_options_set_optimization_level(opts, 4), ONYX_ERROR_INVALID_ARGUMENT, "optimization level is 4");
   FAILS(api->session_options_set_log_level(opts, 5), ONYX_ERROR_INVALID_ARGUMENT, "log level is 5");
   FAILS(api->session_options_set_threads(NULL, 1), ONYX_ERROR_INVALID_ARGUMENT, "options is NULL");
   FAILS(api->session_options_create(NULL), ONYX_ERROR_INVALID_ARGUMENT, "out is NULL");

@@ -70,7 +70,7 @@ TEST(FusedOps, BadAttributesAreClearErrors) {
       EXPECT_NE(std::string(e.what()).find("FusedConv"), std::string::npos) << e.what();
     }
   };
-  expect_error("Softmax", {}, "activation 'Softmax' is not one FusedConv applies");
+  expect_error("Softmax", {}, "activation 'Softmax' is not one the fused ops apply");
   expect_error("LeakyRelu", {0.1f, 0.2f}, "activation_params has 2 values; LeakyRelu takes 1");
 }
 

@@ -211,11 +211,11 @@ inline Session session_at(const std::string& bytes, int level) {
   return Session::from_bytes(bytes, o);
 }
 
-// Session outputs at level 0 and at levels 1 and 2 agree on random inputs (a relative tolerance for fused
+// Session outputs at level 0 and at levels 1, 2 and 3 agree on random inputs (a relative tolerance for fused
 // math, which may round differently).
 inline void expect_same_outputs(const std::string& bytes, double rtol = 1e-4, double atol = 1e-5) {
   Session plain = session_at(bytes, 0);
-  for (int level : {1, 2}) {
+  for (int level : {1, 2, 3}) {
     Session opt = session_at(bytes, level);
     for (uint32_t seed : {1u, 2u}) {
       auto feeds = random_feeds(plain, seed);

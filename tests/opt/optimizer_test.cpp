@@ -20,6 +20,10 @@ using namespace testing;
 using V = std::vector<std::string>;
 namespace fs = std::filesystem;
 
+// What level 2 makes of Conv + Relu: one channels-last convolution with the activation inside, between the
+// layout conversions.
+const V kChannelsLastConv = {"Transpose", "ai.onyx.NhwcConv", "Transpose"};
+
 // Constant + Conv + Relu: level 1 folds the Constant, level 2 fuses too.
 std::string conv_relu_model() {
   GraphSpec g(17);
@@ -41,11 +45,14 @@ struct TempDir {
 };
 
 TEST(Optimizer, LevelsSelectThePasses) {
-  for (int level : {0, 1, 2}) {
+  for (int level : {0, 1, 2, 3}) {
     Model m = load_ir(conv_relu_model());
     opt::OptimizeReport r = optimize_ir(m, level);
     EXPECT_EQ(r.nodes_before, 3u);
-    const V want = level == 0 ? V{"Constant", "Conv", "Relu"} : level == 1 ? V{"Conv", "Relu"} : V{"ai.onyx.FusedConv"};
+    const V want = level == 0   ? V{"Constant", "Conv", "Relu"}
+                   : level == 1 ? V{"Conv", "Relu"}
+                   : level == 2 ? V{"ai.onyx.FusedConv"}
+                                : kChannelsLastConv;
     EXPECT_EQ(op_list(m), want) << "level " << level;
     EXPECT_EQ(r.nodes_after, want.size());
     EXPECT_EQ(r.applied.empty(), level == 0);
@@ -54,29 +61,31 @@ TEST(Optimizer, LevelsSelectThePasses) {
 
 TEST(Optimizer, EveryPassHasANameAndLevel) {
   for (const auto& p : opt::passes()) {
-    EXPECT_TRUE(p.level == 1 || p.level == 2) << p.name;
+    EXPECT_TRUE(p.level >= 1 && p.level <= 3) << p.name;
     EXPECT_NE(p.run, nullptr);
   }
-  EXPECT_EQ(opt::passes().size(), 12u);
+  EXPECT_EQ(opt::passes().size(), 14u);
 }
 
 TEST(Optimizer, ParsesLevels) {
   EXPECT_EQ(opt::parse_level("basic"), 1);
-  EXPECT_EQ(opt::parse_level("all"), 2);
+  EXPECT_EQ(opt::parse_level("extended"), 2);
+  EXPECT_EQ(opt::parse_level("all"), 3);
   EXPECT_EQ(opt::parse_level("0"), 0);
   try {
     opt::parse_level("max");
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'max' is not one of basic, all"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'max' is not one of basic, extended, all"), std::string::npos) << e.what();
   }
 }
 
 TEST(Optimizer, SessionsOptimizeTheirOwnModel) {
   EXPECT_EQ(op_list(session_at(conv_relu_model(), 0).model()), (V{"Constant", "Conv", "Relu"}));
-  EXPECT_EQ(op_list(Session::from_bytes(conv_relu_model()).model()), V{"ai.onyx.FusedConv"});  // default: all
+  EXPECT_EQ(op_list(Session::from_bytes(conv_relu_model()).model()), kChannelsLastConv);  // default: all
   EXPECT_EQ(op_list(session_at(conv_relu_model(), 1).model()), (V{"Conv", "Relu"}));
   EXPECT_EQ(op_list(session_at(conv_relu_model(), 2).model()), V{"ai.onyx.FusedConv"});
+  EXPECT_EQ(op_list(session_at(conv_relu_model(), 3).model()), kChannelsLastConv);
   expect_same_outputs(conv_relu_model());
 }
 
@@ -151,7 +160,7 @@ TEST(Optimizer, LightModels) {
     std::ifstream f(path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     std::string counts;
-    for (int level : {1, 2}) {
+    for (int level : {1, 2, 3}) {
       Model m = load_ir(bytes);
       opt::OptimizeReport r = optimize_ir(m, level);
       EXPECT_LE(r.nodes_after, r.nodes_before) << path;
@@ -202,7 +211,7 @@ TEST(Optimizer, Ir3InitializersAreConstantsUnlessFed) {
       .output("y");
   const std::string bytes = g.bytes();
   Session optimized = Session::from_bytes(bytes), plain = session_at(bytes, 0);
-  EXPECT_EQ(op_list(optimized.model()), V{"ai.onyx.FusedConv"});
+  EXPECT_EQ(op_list(optimized.model()), kChannelsLastConv);
   ASSERT_EQ(optimized.inputs().size(), 1u);
   EXPECT_EQ(optimized.inputs()[0].name, "x");
   std::mt19937 rng(5);

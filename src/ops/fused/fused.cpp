@@ -9,6 +9,7 @@
 //     scale), for models below opset 23.
 #include <limits>
 
+#include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
 #include "ops/op_kit.hpp"
 
@@ -30,39 +31,42 @@ const FusedActivation* find_fused_activation(std::string_view op_type) {
   return nullptr;
 }
 
+ActivationStep::ActivationStep(const KernelInit& init) {
+  const std::string name = init.attrs.get_string("activation");
+  act_ = find_fused_activation(name);
+  if (!act_) fail("activation '", name, "' is not one the fused ops apply");
+  params_ = init.attrs.get_floats("activation_params", std::vector<float>{});
+  if (params_.size() > act_->params.size())
+    fail("activation_params has ", params_.size(), " values; ", name, " takes ", act_->params.size());
+  for (size_t i = params_.size(); i < act_->params.size(); ++i) params_.push_back(act_->params[i].second);
+  node_ = std::make_unique<Node>();
+  node_->op_type = act_->op_type;
+  node_->name = init.node.name;
+  node_->graph = init.node.graph;
+  node_->inputs = {nullptr};
+  node_->outputs = {init.node.outputs.empty() ? nullptr : init.node.outputs[0]};
+  for (size_t i = 0; i < act_->params.size(); ++i) {
+    Attribute a;
+    a.name = act_->params[i].first;
+    a.type = AttributeType::Float;
+    a.f = params_[i];
+    node_->attributes.push_back(std::move(a));
+  }
+  def_ = &standard(act_->op_type, act_->since_version);
+  KernelInit ai{*node_, act_->since_version, AttributeView(*node_), {}, {}};
+  ai.input_types = {init.output_types.empty() ? nullptr : init.output_types[0]};
+  ai.output_types = {ai.input_types[0]};
+  kernel_ = def_->kernel(ai);
+}
+
+Datum ActivationStep::run(const Datum& x) const {
+  check_input_types(*def_, *node_, {x.tensor.dtype()});
+  KernelContext inner(*node_, act_->since_version, {&x}, 1, nullptr);
+  kernel_->run(inner);
+  return std::move(inner.outputs()[0]);
+}
+
 namespace {
-
-// The standard op a fused op runs, looked up when used (the registry is complete by then).
-const OpDef& standard(const char* op_type, int version) {
-  const OpDef* d = builtin_registry().find("", op_type, version);
-  if (!d) fail(op_type, "(", version, ") is not registered");
-  return *d;
-}
-
-// Inference of the standard op at its version, on this node.
-void infer_as(InferContext& ctx, const OpDef& def) {
-  InferContext inner = ctx;
-  inner.opset = def.since_version;
-  def.infer(inner);
-  ctx.output_types = std::move(inner.output_types);
-  ctx.output_values = std::move(inner.output_values);
-  ctx.output_dim_values = std::move(inner.output_dim_values);
-}
-
-// Runs `kernel` (made for the standard op at `opset`) on the inputs of ctx; returns its outputs.
-std::vector<Datum> run_as(Kernel& kernel, const KernelContext& ctx, int64_t opset, size_t num_outputs) {
-  std::vector<const Datum*> in;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) in.push_back(ctx.has_input(i) ? &ctx.input_datum(i) : nullptr);
-  KernelContext inner(ctx.node(), opset, std::move(in), num_outputs, nullptr);
-  kernel.run(inner);
-  return std::move(inner.outputs());
-}
-
-std::unique_ptr<Kernel> kernel_as(const KernelInit& init, const OpDef& def) {
-  KernelInit inner = init;
-  inner.opset = def.since_version;
-  return def.kernel(inner);
-}
 
 // A fused op that is exactly one standard op at a fixed version.
 void add_alias(Registry& r, const char* op_type, const char* standard_op, int version) {
@@ -81,51 +85,21 @@ void add_alias(Registry& r, const char* op_type, const char* standard_op, int ve
 
 constexpr int kConvVersion = 22;
 
-// FusedConv's kernel: the Conv kernel, then the activation's kernel on its result. The activation runs as a
-// node of its own (kept here) carrying the activation's attributes.
+// FusedConv's kernel: the Conv kernel, then the activation's kernel on its result.
 class FusedConvKernel : public Kernel {
  public:
-  explicit FusedConvKernel(const KernelInit& init) {
-    conv_ = kernel_as(init, standard("Conv", kConvVersion));
-    const std::string name = init.attrs.get_string("activation");
-    const FusedActivation* act = find_fused_activation(name);
-    if (!act) fail("activation '", name, "' is not one FusedConv applies");
-    std::vector<float> params = init.attrs.get_floats("activation_params", std::vector<float>{});
-    if (params.size() > act->params.size())
-      fail("activation_params has ", params.size(), " values; ", name, " takes ", act->params.size());
-    act_node_.op_type = act->op_type;
-    act_node_.name = init.node.name;
-    act_node_.graph = init.node.graph;
-    act_node_.inputs = {nullptr};
-    act_node_.outputs = init.node.outputs;
-    for (size_t i = 0; i < act->params.size(); ++i) {
-      Attribute a;
-      a.name = act->params[i].first;
-      a.type = AttributeType::Float;
-      a.f = i < params.size() ? params[i] : act->params[i].second;
-      act_node_.attributes.push_back(std::move(a));
-    }
-    act_version_ = act->since_version;
-    act_def_ = &standard(act->op_type, act->since_version);
-    KernelInit ai{act_node_, act_version_, AttributeView(act_node_), {}, init.output_types};
-    ai.input_types = {init.output_types.empty() ? nullptr : init.output_types[0]};
-    act_ = act_def_->kernel(ai);
-  }
+  explicit FusedConvKernel(const KernelInit& init)
+      : conv_(kernel_as(init, standard("Conv", kConvVersion))), act_(init) {}
 
   void run(KernelContext& ctx) override {
     std::vector<Datum> conv_out = run_as(*conv_, ctx, kConvVersion, 1);
     if (conv_out.empty() || !conv_out[0].is_tensor()) ctx.error("the convolution gave no tensor");
-    check_input_types(*act_def_, act_node_, {conv_out[0].tensor.dtype()});
-    KernelContext inner(act_node_, act_version_, {&conv_out[0]}, 1, nullptr);
-    act_->run(inner);
-    ctx.set_output(0, std::move(inner.outputs()[0]));
+    ctx.set_output(0, act_.run(conv_out[0]));
   }
 
  private:
-  Node act_node_;
-  int act_version_ = 0;
-  const OpDef* act_def_ = nullptr;
-  std::unique_ptr<Kernel> conv_, act_;
+  std::unique_ptr<Kernel> conv_;
+  ActivationStep act_;
 };
 
 }  // namespace

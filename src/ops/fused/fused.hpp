@@ -1,9 +1,12 @@
 // onyx's internal op domain "ai.onyx": ops the optimizer creates when ONNX has no standard op for the fused form
 // at the model's opset. A model saved after optimization imports the domain (version 1) and loads again.
 #pragma once
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "ops/registry.hpp"
 
 namespace onyx::ops {
 
@@ -19,5 +22,22 @@ struct FusedActivation {
 
 // The activation named `op_type`, or null when FusedConv cannot apply it.
 const FusedActivation* find_fused_activation(std::string_view op_type);
+
+// The activation a fused node names in its attributes `activation` and `activation_params`, run with the
+// standard op's reference kernel (errors name the fused node).
+class ActivationStep {
+ public:
+  explicit ActivationStep(const KernelInit& init);
+  const FusedActivation& activation() const { return *act_; }
+  const std::vector<float>& params() const { return params_; }  // every parameter, defaults filled in
+  Datum run(const Datum& x) const;
+
+ private:
+  const FusedActivation* act_ = nullptr;
+  std::vector<float> params_;
+  std::unique_ptr<Node> node_;
+  const OpDef* def_ = nullptr;
+  std::unique_ptr<Kernel> kernel_;
+};
 
 }  // namespace onyx::ops

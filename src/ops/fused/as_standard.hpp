@@ -1,0 +1,46 @@
+// How onyx's fused ops (ai.onyx) stand for standard ops: look one up at a fixed version, infer as it, make its
+// kernel, run it on a fused node's inputs. Their results are the standard ops' results.
+#pragma once
+#include "ops/op_kit.hpp"
+
+namespace onyx::ops {
+
+// The standard op a fused op runs, looked up when used (the registry is complete by then).
+inline const OpDef& standard(const char* op_type, int version) {
+  const OpDef* d = builtin_registry().find("", op_type, version);
+  if (!d) fail(op_type, "(", version, ") is not registered");
+  return *d;
+}
+
+// Inference of the standard op at its version, on this node.
+inline void infer_as(InferContext& ctx, const OpDef& def) {
+  InferContext inner = ctx;
+  inner.opset = def.since_version;
+  def.infer(inner);
+  ctx.output_types = std::move(inner.output_types);
+  ctx.output_values = std::move(inner.output_values);
+  ctx.output_dim_values = std::move(inner.output_dim_values);
+}
+
+// Runs `kernel` (made for a standard op at `opset`) on `inputs` for `node`; returns its outputs.
+inline std::vector<Datum> run_on(Kernel& kernel, const Node& node, int64_t opset, std::vector<const Datum*> inputs,
+                                 size_t num_outputs) {
+  KernelContext inner(node, opset, std::move(inputs), num_outputs, nullptr);
+  kernel.run(inner);
+  return std::move(inner.outputs());
+}
+
+// Runs `kernel` (made for the standard op at `opset`) on the inputs of ctx; returns its outputs.
+inline std::vector<Datum> run_as(Kernel& kernel, const KernelContext& ctx, int64_t opset, size_t num_outputs) {
+  std::vector<const Datum*> in;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) in.push_back(ctx.has_input(i) ? &ctx.input_datum(i) : nullptr);
+  return run_on(kernel, ctx.node(), opset, std::move(in), num_outputs);
+}
+
+inline std::unique_ptr<Kernel> kernel_as(const KernelInit& init, const OpDef& def) {
+  KernelInit inner = init;
+  inner.opset = def.since_version;
+  return def.kernel(inner);
+}
+
+}  // namespace onyx::ops

@@ -1,0 +1,248 @@
+// Channels-last layout: float 2-D Conv / FusedConv with constant weights become ai.onyx NhwcConv between two
+// Transposes (NCHW -> NHWC before, back after). The Transposes back to NCHW then move down through MaxPool (one
+// output) and AveragePool, which become NhwcMaxPool / NhwcAveragePool, and ops that do not care about the layout (elementwise
+// activations; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or are constants, which
+// get permuted copies; Concat, whose axis is renamed; inference BatchNormalization, which becomes Mul and Add
+// over the last axis), and a Transpose to NHWC reading one back to NCHW reads the NHWC tensor instead. What is
+// left are conversions at the edges of each channels-last region.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ops/op_kit.hpp"
+#include "opt/passes.hpp"
+
+namespace onyx::opt {
+namespace {
+
+const std::vector<int64_t> kToNchw{0, 3, 1, 2}, kToNhwc{0, 2, 3, 1};
+
+bool is_onyx(const Node* n, const char* op_type) { return n && n->domain == kOnyxDomain && n->op_type == op_type; }
+
+// The producer of `v` when it is a Transpose with permutation `perm`.
+Node* transpose_producer(const Value* v, const std::vector<int64_t>& perm) {
+  Node* t = v ? v->producer : nullptr;
+  if (!is_op(t, "Transpose") || t->inputs.empty() || !t->inputs[0]) return nullptr;
+  auto p = attr_ints(*t, "perm");
+  return p && *p == perm ? t : nullptr;
+}
+
+Value& new_value(PassContext& ctx, const std::string& base) { return ctx.graph.add_value(ctx.fresh_name(base)); }
+
+Value& add_transpose(PassContext& ctx, const Node& before, Value* x, Value* y, const std::vector<int64_t>& perm,
+                     const std::string& name) {
+  Node& t = ctx.insert_node(before, "Transpose", "", {x}, {y}, ctx.fresh_name(name + "_layout"));
+  t.attributes.push_back(make_attr_ints("perm", perm));
+  return *y;
+}
+
+bool float_rank4(const Analysis& a, const Value* v) { return v && a.dtype(v) == DataType::Float && a.rank(v) == 4; }
+
+// Whether a Conv / FusedConv node can run channels-last.
+bool convertible(const Analysis& a, const Node& n) {
+  if (!a.def(&n) || n.outputs.empty() || !n.outputs[0] || n.inputs.empty() || !float_rank4(a, n.inputs[0])) return false;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i]) return false;
+  if (is_op(&n, "Conv") || is_onyx(&n, "FusedConv")) {
+    if (n.inputs.size() < 2 || n.inputs.size() > 3 || !n.inputs[1] || !n.inputs[1]->initializer) return false;
+    const Tensor* w = n.inputs[1]->initializer;
+    if (w->dtype() != DataType::Float || w->dims().size() != 4) return false;
+    return n.inputs.size() < 3 || !n.inputs[2] || n.inputs[2]->initializer;
+  }
+  return false;
+}
+
+// A pool that can run channels-last (one output, 2-D window).
+bool pool_convertible(const Analysis& a, const Node& n) {
+  if (!is_op(&n, "MaxPool") && !is_op(&n, "AveragePool")) return false;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i]) return false;
+  auto k = attr_ints(n, "kernel_shape");
+  return k && k->size() == 2 && n.inputs.size() == 1 && float_rank4(a, n.inputs[0]);
+}
+
+void convert(PassContext& ctx, Node& n) {
+  const std::string op = "NhwcConv";
+  Value* x = n.inputs[0];
+  Value* y = n.outputs[0];
+  Value& xt = new_value(ctx, x->name + "_nhwc");
+  Value& yt = new_value(ctx, y->name + "_nhwc");
+  std::vector<Value*> inputs = n.inputs;
+  inputs[0] = &xt;
+  std::vector<Attribute> attrs;
+  for (const Attribute& at : n.attributes) attrs.push_back(copy_attribute(at));
+  const std::string name = n.name;
+  add_transpose(ctx, n, x, &xt, kToNhwc, name.empty() ? x->name : name);
+  Node& m = ctx.replace_node(n, op, kOnyxDomain, inputs, {&yt}, name);
+  m.attributes = std::move(attrs);
+  add_transpose(ctx, m, &yt, y, kToNchw, name.empty() ? y->name : name);
+}
+
+// Elementwise ops of one input whose extra inputs (if any) are scalars: they commute with any Transpose.
+bool layout_free_unary(const Analysis& a, const Node& n) {
+  static const std::vector<std::string> ops = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
+                                               "Elu", "Clip", "Abs", "Neg", "Exp", "Sqrt", "Erf", "Identity"};
+  if (!n.domain.empty() || std::find(ops.begin(), ops.end(), n.op_type) == ops.end()) return false;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] && a.rank(n.inputs[i]) != 0) return false;
+  return true;
+}
+
+bool broadcasting_op(const Analysis& a, const Node& n) {
+  static const std::vector<std::string> binary = {"Add", "Sub", "Mul", "Div"}, variadic = {"Max", "Min", "Sum", "Mean"};
+  if (!n.domain.empty()) return false;
+  if (std::find(binary.begin(), binary.end(), n.op_type) != binary.end()) return a.opset(&n) >= 7;
+  if (std::find(variadic.begin(), variadic.end(), n.op_type) != variadic.end()) return a.opset(&n) >= 8;
+  return false;
+}
+
+// A constant of rank <= 4 as the NHWC operand that broadcasts like it did against NCHW: dims padded to rank 4 with
+// leading 1s, then permuted (element order follows). Null when unknown or not a plain numeric tensor.
+Value* permuted_constant(PassContext& ctx, const Value* v) {
+  const Tensor* t = ctx.analysis().constant(v);
+  if (!t || t->dims().size() > 4 || dtype_bits(t->dtype()) % 8 != 0 || t->element_count() > (1u << 20)) return nullptr;
+  if (t->element_count() == 1 && t->dims().size() == 0) return const_cast<Value*>(v);
+  std::vector<int64_t> d(4 - t->dims().size(), 1);
+  d.insert(d.end(), t->dims().begin(), t->dims().end());
+  std::vector<int64_t> od(4);
+  for (int i = 0; i < 4; ++i) od[i] = d[kToNhwc[i]];
+  Tensor out = Tensor::allocate(t->dtype(), od);
+  const size_t es = static_cast<size_t>(dtype_bits(t->dtype()) / 8);
+  const int64_t in_stride[4] = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+  char* dst = out.mutable_data<char>();
+  const char* src = t->bytes().data();
+  for (int64_t i0 = 0; i0 < od[0]; ++i0)
+    for (int64_t i1 = 0; i1 < od[1]; ++i1)
+      for (int64_t i2 = 0; i2 < od[2]; ++i2)
+        for (int64_t i3 = 0; i3 < od[3]; ++i3, dst += es) {
+          const int64_t idx[4] = {i0, i1, i2, i3};
+          int64_t off = 0;
+          for (int k = 0; k < 4; ++k) off += idx[k] * in_stride[kToNhwc[k]];
+          std::memcpy(dst, src + off * es, es);
+        }
+  return &ctx.add_initializer(v->name + "_nhwc", std::move(out));
+}
+
+// Moves a Transpose to NCHW from the inputs of `n` to its output, rewriting `n` to work on NHWC tensors.
+bool sink(PassContext& ctx, Node& n) {
+  const Analysis& a = ctx.analysis();
+  if (n.outputs.size() != 1 || !n.outputs[0] || n.inputs.empty() || !a.def(&n)) return false;
+  std::vector<Value*> inputs = n.inputs;
+  std::vector<Attribute> attrs;
+  for (const Attribute& at : n.attributes) attrs.push_back(copy_attribute(at));
+  std::string op = n.op_type, domain = n.domain;
+  if (pool_convertible(a, n)) {
+    Node* t = transpose_producer(n.inputs[0], kToNchw);
+    if (!t) return false;  // pools convert inside channels-last regions only, not on their own
+    inputs[0] = t->inputs[0];
+    op = "Nhwc" + n.op_type;
+    domain = kOnyxDomain;
+  } else if (layout_free_unary(a, n)) {
+    Node* t = transpose_producer(n.inputs[0], kToNchw);
+    if (!t) return false;
+    inputs[0] = t->inputs[0];
+  } else if (broadcasting_op(a, n)) {
+    if (a.rank(n.outputs[0]) != 4) return false;
+    bool any = false;
+    for (Value* v : inputs) any = any || transpose_producer(v, kToNchw);
+    if (!any) return false;
+    for (Value*& v : inputs) {
+      if (!v) return false;
+      if (Node* t = transpose_producer(v, kToNchw)) v = t->inputs[0];
+      else if (!(v = permuted_constant(ctx, v))) return false;
+    }
+  } else if (is_op(&n, "Concat")) {
+    if (a.rank(n.outputs[0]) != 4) return false;
+    auto axis = attr_int(n, "axis");
+    if (!axis || *axis < -4 || *axis > 3) return false;
+    for (Value*& v : inputs) {
+      Node* t = transpose_producer(v, kToNchw);
+      if (!t) return false;
+      v = t->inputs[0];
+    }
+    const int64_t k = *axis < 0 ? *axis + 4 : *axis;
+    for (Attribute& at : attrs)
+      if (at.name == "axis") at.i = kToNchw[k];
+  } else if (is_op(&n, "BatchNormalization")) {
+    // Inference form only: Y = X * s + t per channel, s = scale / sqrt(var + eps), t = B - mean * s.
+    Node* t = transpose_producer(n.inputs[0], kToNchw);
+    if (!t || n.inputs.size() != 5 || a.dtype(n.inputs[0]) != DataType::Float) return false;
+    if (attr_int(n, "training_mode").value_or(0) != 0) return false;
+    std::vector<const Tensor*> p;
+    for (size_t i = 1; i < 5; ++i) {
+      const Tensor* c = n.inputs[i] ? a.constant(n.inputs[i]) : nullptr;
+      if (!c || c->dtype() != DataType::Float || c->dims().size() != 1) return false;
+      p.push_back(c);
+    }
+    const int64_t C = p[0]->dims()[0];
+    for (const Tensor* c : p)
+      if (c->dims()[0] != C) return false;
+    const double eps = attr_float(n, "epsilon").value_or(1e-5f);
+    std::vector<double> s(C), sh(C);
+    for (int64_t c = 0; c < C; ++c) {
+      s[c] = p[0]->data<float>()[c] / std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + eps);
+      sh[c] = p[1]->data<float>()[c] - p[2]->data<float>()[c] * s[c];
+    }
+    Value& sv = ctx.add_initializer(n.name.empty() ? "bn_scale" : n.name + "_scale", make_float_tensor(DataType::Float, {C}, s));
+    Value& tv = ctx.add_initializer(n.name.empty() ? "bn_shift" : n.name + "_shift", make_float_tensor(DataType::Float, {C}, sh));
+    Value* y = n.outputs[0];
+    Value& scaled = new_value(ctx, y->name + "_scaled");
+    Value& yt = new_value(ctx, y->name + "_nhwc");
+    const std::string name = n.name;
+    Value* x = t->inputs[0];
+    Node& mul = ctx.replace_node(n, "Mul", "", {x, &sv}, {&scaled}, name);
+    ctx.insert_node(mul, "Add", "", {&scaled, &tv}, {&yt}, ctx.fresh_name(name.empty() ? "bn_shift" : name + "_shift"));
+    add_transpose(ctx, mul, &yt, y, kToNchw, name.empty() ? y->name : name);
+    return true;
+  } else {
+    return false;
+  }
+  Value* y = n.outputs[0];
+  Value& yt = new_value(ctx, y->name + "_nhwc");
+  const std::string name = n.name;
+  Node& m = ctx.replace_node(n, op, domain, inputs, {&yt}, name);
+  m.attributes = std::move(attrs);
+  add_transpose(ctx, m, &yt, y, kToNchw, name.empty() ? y->name : name);
+  return true;
+}
+
+}  // namespace
+
+bool to_channels_last(PassContext& ctx) {
+  bool changed = false;
+  std::vector<Node*> order;
+  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  {
+    const Analysis& a = ctx.analysis();
+    std::vector<Node*> todo;
+    for (Node* n : order)
+      if (convertible(a, *n)) todo.push_back(n);
+    for (Node* n : todo) convert(ctx, *n);
+    if (!todo.empty()) {
+      import_onyx_domain(ctx);
+      changed = true;
+    }
+  }
+  if (changed) return true;  // the next round sinks, with an analysis of the new nodes
+  for (Node* n : order) {
+    if (!ctx.alive(n)) continue;
+    // A Transpose back to NHWC of a Transpose to NCHW: its readers read the NHWC tensor.
+    if (is_op(n, "Transpose") && n->outputs.size() == 1 && n->outputs[0]) {
+      auto p = attr_ints(*n, "perm");
+      Node* inner = p && *p == kToNhwc ? transpose_producer(n->inputs[0], kToNchw) : nullptr;
+      if (inner && ctx.can_substitute(n->outputs[0], inner->inputs[0])) {
+        Value* from = n->outputs[0];
+        ctx.remove_node(*n);
+        ctx.substitute(from, inner->inputs[0]);
+        changed = true;
+      }
+      continue;
+    }
+    // One sweep in graph order carries a Transpose down a whole chain: each rewrite leaves it in front of the
+    // next reader, which comes later in the order (the analysis of the original values still holds).
+    changed |= sink(ctx, *n);
+  }
+  return changed;
+}
+
+}  // namespace onyx::opt
