@@ -10,8 +10,10 @@
 //   tanh         <= 4 ulp (odd polynomial below |x| = 0.625, (1-e^-2|x|)/(1+e^-2|x|) above); saturates to +-1
 //   erf          <= 4 ulp (odd polynomial below |x| = 1, 1 - e^-x^2 Q(1/x)/x above; exactly +-1 from |x| ~ 3.92)
 //   gelu (erf)   relative error <= 1e-6 where |gelu(x)| >= FLT_MIN (the erfc form keeps negative x precise)
-//   gelu (tanh)  relative error <= 1e-6 where |gelu(x)| >= FLT_MIN (x * sigmoid(2 * inner), no cancellation)
-// NaN in gives NaN out for each of them. Results smaller than FLT_MIN in magnitude may lose relative precision.
+//   gelu (tanh)  error <= 2e-6 max(|gelu(x)|, 1e-5) (x * sigmoid(2 * inner), no cancellation; for x below about -5
+//                the float rounding of inner, amplified by the exponential, limits the relative precision)
+// NaN in gives NaN out for each of them (gelu(-inf) is NaN, -inf * 0, as in the reference formula). Results smaller
+// than FLT_MIN in magnitude may lose relative precision.
 #pragma once
 #include <cstdint>
 #include <vector>

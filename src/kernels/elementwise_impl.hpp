@@ -80,10 +80,12 @@ inline typename V::R erf_small_ratio(typename V::R z2) {
   return p;
 }
 
-// erfc(a) for a >= 1 (a below 1 gives erfc(1)'s branch value, unused by callers): e^-a^2 Q(1/a) / a with Q fitted on
-// [1, 10]; 0 beyond 10 (erfc(10) is below the smallest float). a^2 is split in two floats so e^-a^2 stays precise.
+// erfc(a + da) for a >= 1 (a below 1 gives erfc(1)'s branch value, unused by callers), da a correction far below
+// a's last bit: e^-(a+da)^2 Q(1/a) / a with Q fitted on [1, 10]; 0 beyond 10 (erfc(10) is below the smallest float).
+// The square is kept in two floats (and da enters it) so that e^-a^2, whose relative error is 2a^2 times that of a,
+// stays precise.
 template <class V>
-inline typename V::R erfc_large(typename V::R a) {
+inline typename V::R erfc_large(typename V::R a, typename V::R da) {
   using R = typename V::R;
   const R ac = V::min(V::max(a, V::set1(1.0f)), V::set1(10.0f));
   const R inv = V::div(V::set1(1.0f), ac);
@@ -100,7 +102,8 @@ inline typename V::R erfc_large(typename V::R a) {
   q = V::fma(q, u, V::set1(-0.17003469169139862f));
   q = V::fma(q, u, V::set1(0.5023534297943115f));
   const R hi = V::mul(ac, ac);
-  const R lo = V::fma(ac, ac, V::sub(V::set1(0.0f), hi));  // ac*ac - hi exactly (with a fused multiply-add)
+  // ac*ac - hi (exact with a fused multiply-add), plus 2 ac da
+  const R lo = V::fma(V::add(ac, ac), da, V::fma(ac, ac, V::sub(V::set1(0.0f), hi)));
   const R e = V::mul(vexp<V>(V::sub(V::set1(0.0f), hi)), V::sub(V::set1(1.0f), lo));
   const R r = V::mul(V::mul(e, q), inv);
   return V::select(V::gt(a, V::set1(10.0f)), V::set1(0.0f), r);
@@ -111,19 +114,22 @@ inline typename V::R verf(typename V::R z) {
   using R = typename V::R;
   const R a = V::abs(z);
   const R small = V::mul(z, erf_small_ratio<V>(V::mul(z, z)));
-  const R large = V::copysign(V::sub(V::set1(1.0f), erfc_large<V>(a)), z);
+  const R large = V::copysign(V::sub(V::set1(1.0f), erfc_large<V>(a, V::set1(0.0f))), z);
   const R y = V::select(V::lt(a, V::set1(1.0f)), small, large);
   return V::select(V::isnan(z), z, y);
 }
 
-// 0.5 x (1 + erf(x / sqrt 2)); for x / sqrt 2 <= -1, 1 + erf is erfc(|z|), computed without cancellation.
+// 0.5 x (1 + erf(x / sqrt 2)); for x / sqrt 2 <= -1, 1 + erf is erfc(|z|), computed without cancellation. z is
+// carried as z + z_lo (1/sqrt 2 in two floats) since erfc's relative error grows with 2 z^2 times z's.
 template <class V>
 inline typename V::R vgelu_erf(typename V::R x) {
   using R = typename V::R;
-  const R z = V::mul(x, V::set1(0.70710678118654752f));
+  const R c_hi = V::set1(0.70710677f), c_lo = V::set1(1.2101617e-08f);  // c_hi + c_lo = 1/sqrt 2 to 2^-50
+  const R z = V::mul(x, c_hi);
+  const R z_lo = V::fma(x, c_lo, V::fma(x, c_hi, V::sub(V::set1(0.0f), z)));
   const R a = V::abs(z);
   const R small = V::fma(z, erf_small_ratio<V>(V::mul(z, z)), V::set1(1.0f));
-  const R ec = erfc_large<V>(a);
+  const R ec = erfc_large<V>(a, V::select(V::lt(z, V::set1(0.0f)), V::sub(V::set1(0.0f), z_lo), z_lo));  // |z + z_lo| - a
   const R large = V::select(V::gt(z, V::set1(0.0f)), V::sub(V::set1(2.0f), ec), ec);
   const R one_plus = V::select(V::lt(a, V::set1(1.0f)), small, large);
   const R y = V::mul(V::mul(V::set1(0.5f), x), one_plus);
@@ -230,9 +236,9 @@ void softmax_row_impl(const float* x, float* y, int64_t len, bool log) {
   }
   const float sum = V::hsum(vs);
   if (log) {
-    // x - max - log(sum)
-    const R shift = V::add(m, V::set1(__builtin_logf(sum)));
-    map1<V>(x, y, len, [shift](R v) { return V::sub(v, shift); });
+    // (x - max) - log(sum): the maximum's own entry is -log(sum) to the last bit.
+    const R lsum = V::set1(__builtin_logf(sum));
+    map1<V>(x, y, len, [m, lsum](R v) { return V::sub(V::sub(v, m), lsum); });
   } else {
     const R inv = V::set1(1.0f / sum);
     map1<V>(y, y, len, [inv](R v) { return V::mul(v, inv); });
