@@ -91,8 +91,11 @@ Isa current() {
 
 const ew::Table& table() { return table_of(current()); }
 
-// Work below this many elements stays on the calling thread (thread wake-up costs more than it saves).
+// Work below this many elements stays on the calling thread (waking the team costs more than it saves): 64K for
+// the transcendental functions and the row kernels, 256K for the ops that only move memory (one add or compare per
+// element runs at memory speed on one core: about 10 us per 100K floats with AVX2/AVX-512).
 constexpr int64_t kParallelThreshold = 1 << 16;
+constexpr int64_t kCheapParallelThreshold = 1 << 18;
 // Elements per parallel task of a long contiguous run.
 constexpr int64_t kChunk = 1 << 14;
 
@@ -124,7 +127,7 @@ const char* isa_name(Isa isa) {
 void binary_same(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
   const ew::Table& t = table();
   const int64_t tasks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+#pragma omp parallel for schedule(static) if (n > kCheapParallelThreshold)
   for (int64_t k = 0; k < tasks; ++k) {
     const int64_t begin = k * kChunk, len = std::min(kChunk, n - begin);
     t.binary(op, a + begin, 1, b + begin, 1, y + begin, len);
@@ -176,7 +179,7 @@ void binary(BinaryOp op, const float* a, const std::vector<int64_t>& a_dims, con
   const int64_t chunks = (len + kChunk - 1) / kChunk;
   const int64_t tasks = outer * chunks;
   const ew::Table& t = table();
-#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+#pragma omp parallel for schedule(static) if (n > kCheapParallelThreshold)
   for (int64_t task = 0; task < tasks; ++task) {
     int64_t o = task / chunks;
     const int64_t c = task % chunks;
@@ -197,7 +200,8 @@ void binary(BinaryOp op, const float* a, const std::vector<int64_t>& a_dims, con
 void unary(const UnaryParams& p, const float* x, float* y, int64_t n) {
   const ew::Table& t = table();
   const int64_t tasks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+  const bool cheap = p.op == UnaryOp::Relu || p.op == UnaryOp::LeakyRelu || p.op == UnaryOp::Clip;
+#pragma omp parallel for schedule(static) if (n > (cheap ? kCheapParallelThreshold : kParallelThreshold))
   for (int64_t k = 0; k < tasks; ++k) {
     const int64_t begin = k * kChunk;
     t.unary(p, x + begin, y + begin, std::min(kChunk, n - begin));
@@ -224,7 +228,7 @@ void channel_affine(const float* x, const float* mul, const float* add, float* y
                     int64_t inner) {
   const ew::Table& t = table();
   const int64_t planes = outer * channels;
-#pragma omp parallel for schedule(static) if (planes > 1 && planes * inner > kParallelThreshold)
+#pragma omp parallel for schedule(static) if (planes > 1 && planes * inner > kCheapParallelThreshold)
   for (int64_t p = 0; p < planes; ++p) {
     const int64_t c = p % channels;
     t.affine(x + p * inner, y + p * inner, inner, mul[c], add[c]);
