@@ -2,12 +2,14 @@
 // v1/v6: no implicit broadcasting; with broadcast=1, B is aligned to A starting at `axis` (default: B's dims are
 //        A's trailing dims). v7+: numpy broadcasting. v13 adds bfloat16, v14 adds 8/16-bit integers.
 // Integer Div truncates toward zero; division by zero is an error; INT_MIN / -1 wraps to INT_MIN.
+// float32 runs through the vectorized kernels (kernels/elementwise.hpp); other types use the reference loops.
 // Inference: on int32/int64 shape tensors (0-D or 1-D, symbolic dim values, see InferContext) the output's dim
 // values are computed element by element: exactly where both are static (Shape(x)[1] * 2 of x [N,3] holds 6),
 // the symbol where the other side is an identity (N + 0, N * 1, N / 1), 0 for N * 0 and N - N, else unknown.
 #include <algorithm>
 #include <limits>
 
+#include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -138,6 +140,20 @@ void run(Arith op, KernelContext& ctx, bool legacy, int64_t axis) {
   });
 }
 
+// float32 A and B through the vectorized kernel; false (nothing done) for other element types.
+bool run_fast(Arith op, KernelContext& ctx, bool legacy, int64_t axis) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != DataType::Float || b.dtype() != DataType::Float) return false;
+  const Dims bd = legacy ? legacy_broadcast(a.dims(), b.dims(), axis) : b.dims();
+  const Dims out = broadcast_dims(a.dims(), bd);
+  Tensor& y = ctx.allocate_output(0, DataType::Float, out);
+  constexpr kernels::BinaryOp kops[] = {kernels::BinaryOp::Add, kernels::BinaryOp::Sub, kernels::BinaryOp::Mul,
+                                        kernels::BinaryOp::Div};
+  kernels::binary(kops[static_cast<int>(op)], a.data<float>(), a.dims(), b.data<float>(), bd, y.mutable_data<float>(), out);
+  return true;
+}
+
 void add_op(Registry& r, const char* name, Arith op) {
   using D = DataType;
   const std::vector<DataType> v1 = {D::Float16, D::Float, D::Double};
@@ -153,16 +169,20 @@ void add_op(Registry& r, const char* name, Arith op) {
     infer_broadcast(ctx);
     arith_dim_values(ctx, op);
   };
-  auto kernel = [op](const KernelInit&) {
-    return make_kernel([op](KernelContext& ctx) { run(op, ctx, false, -1); });
+  auto kernel = [op](const KernelInit& init) {
+    const bool fast = !init.reference_only;
+    return make_kernel([op, fast](KernelContext& ctx) {
+      if (!fast || !run_fast(op, ctx, false, -1)) run(op, ctx, false, -1);
+    });
   };
   auto legacy_kernel = [op](const KernelInit& init) {
     bool legacy = init.attrs.get_int("broadcast", 0) != 0;
     int64_t axis = init.attrs.has("axis") ? init.attrs.get_int("axis") : -1;
-    return make_kernel([op, legacy, axis](KernelContext& ctx) {
+    const bool fast = !init.reference_only;
+    return make_kernel([op, legacy, axis, fast](KernelContext& ctx) {
       // Without broadcast=1 the shapes must match exactly.
       if (!legacy && ctx.input(0).dims() != ctx.input(1).dims()) ctx.error("shapes differ and broadcast is not set");
-      run(op, ctx, legacy, axis);
+      if (!fast || !run_fast(op, ctx, legacy, axis)) run(op, ctx, legacy, axis);
     });
   };
   add_versions(r, "", name, {1}, {{{0, 1}, v1}}, infer, legacy_kernel);

@@ -10,9 +10,12 @@
 //   Not 1: bool.
 // Float types compute in double (float16/bfloat16 through float) and round once to the element type. Integer
 // Abs/Neg wrap at the minimum value (two's complement, no UB); integer Erf rounds erf(x) to the nearest integer.
+// float32 Exp and Erf run through the vectorized kernels (kernels/elementwise.hpp).
 #include <cmath>
 #include <limits>
+#include <string_view>
 
+#include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -70,6 +73,36 @@ void apply_unary(KernelContext& ctx, const FF& ff, const FI& fi) {
 template <class FF, class FI = NoInt>
 std::unique_ptr<Kernel> unary_kernel(FF ff, FI fi = {}) {
   return make_kernel([ff, fi](KernelContext& ctx) { apply_unary(ctx, ff, fi); });
+}
+
+// float32 inputs through the vectorized kernel (kernels/elementwise.hpp), every other type through the reference.
+class FastFloatUnary : public Kernel {
+ public:
+  FastFloatUnary(kernels::UnaryParams p, std::unique_ptr<Kernel> reference) : p_(p), reference_(std::move(reference)) {}
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DataType::Float) {
+      reference_->run(ctx);
+      return;
+    }
+    Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+    kernels::unary(p_, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
+  }
+
+ private:
+  kernels::UnaryParams p_;
+  std::unique_ptr<Kernel> reference_;
+};
+
+std::unique_ptr<Kernel> with_fast_float(const KernelInit& init, kernels::UnaryParams p, std::unique_ptr<Kernel> reference) {
+  if (init.reference_only) return reference;
+  return std::make_unique<FastFloatUnary>(p, std::move(reference));
+}
+
+kernels::UnaryParams unary_params(kernels::UnaryOp op) {
+  kernels::UnaryParams p;
+  p.op = op;
+  return p;
 }
 
 // Registers an op whose output has the input's type and shape, one entry per (since_version, allowed types).
@@ -152,7 +185,10 @@ void register_unary(Registry& r) {
                 Fn{"Exp", [](double x) { return std::exp(x); }}, Fn{"Log", [](double x) { return std::log(x); }},
                 Fn{"Ceil", [](double x) { return std::ceil(x); }}, Fn{"Floor", [](double x) { return std::floor(x); }}}) {
     auto f = fn.f;
-    add_same_type(r, fn.name, v1_6_13, [f](const KernelInit&) { return unary_kernel(f); });
+    const bool exp = std::string_view(fn.name) == "Exp";
+    add_same_type(r, fn.name, v1_6_13, [f, exp](const KernelInit& init) {
+      return exp ? with_fast_float(init, unary_params(kernels::UnaryOp::Exp), unary_kernel(f)) : unary_kernel(f);
+    });
   }
   // Round half to even: nearbyint under the default rounding mode (to nearest, ties to even).
   add_same_type(r, "Round", {{11, f3}, {22, f4}},
@@ -178,9 +214,10 @@ void register_unary(Registry& r) {
                           else return static_cast<T>(v > 0 ? 1 : 0);
                         });
   });
-  add_same_type(r, "Erf", {{9, numeric_no_bf16}, {13, kNumericTypes}}, [](const KernelInit&) {
-    return unary_kernel([](double x) { return std::erf(x); },
-                        [](auto v) { return round_to_int<decltype(v)>(std::erf(static_cast<double>(v))); });
+  add_same_type(r, "Erf", {{9, numeric_no_bf16}, {13, kNumericTypes}}, [](const KernelInit& init) {
+    return with_fast_float(init, unary_params(kernels::UnaryOp::Erf),
+                           unary_kernel([](double x) { return std::erf(x); },
+                                        [](auto v) { return round_to_int<decltype(v)>(std::erf(static_cast<double>(v))); }));
   });
 
   // IsInf / IsNaN: bool output.

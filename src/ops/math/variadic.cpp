@@ -1,7 +1,11 @@
 // ai.onnx Max, Min (1, 6, 8, 12, 13); Mean, Sum (1, 6, 8, 13): elementwise over one or more inputs.
 // v1: float16/float/double, attribute consumed_inputs (legacy, ignored); v1 and v6 require all inputs to have the
 //     same shape. v8: multidirectional (numpy) broadcasting. Max/Min v12: all integer types too. v13: +bfloat16.
-// Max/Min propagate NaN. Sum and Mean accumulate in double and round once.
+// Max/Min propagate NaN. Sum and Mean accumulate in double and round once, except float32 Sum of same-shape inputs,
+// which adds in float through the vectorized kernel (kernels/elementwise.hpp).
+#include <cstring>
+
+#include "kernels/elementwise.hpp"
 #include "ops/math/binary_kit.hpp"
 
 namespace onyx::ops {
@@ -113,6 +117,26 @@ void run_variadic(KernelContext& ctx, Var op, bool same_shapes) {
   });
 }
 
+// float32 Sum of inputs that all have the same shape; false (nothing done) otherwise.
+bool sum_fast(KernelContext& ctx) {
+  const size_t k = ctx.num_inputs();
+  if (k == 0) return false;
+  for (size_t i = 0; i < k; ++i)
+    if (!ctx.has_input(i) || ctx.input(i).dtype() != D::Float || ctx.input(i).dims() != ctx.input(0).dims()) return false;
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.allocate_output(0, D::Float, x0.dims());
+  const int64_t n = static_cast<int64_t>(x0.element_count());
+  if (n == 0) return true;
+  float* py = y.mutable_data<float>();
+  if (k == 1) {
+    std::memcpy(py, x0.data<float>(), static_cast<size_t>(n) * sizeof(float));
+    return true;
+  }
+  kernels::binary_same(kernels::BinaryOp::Add, x0.data<float>(), ctx.input(1).data<float>(), py, n);
+  for (size_t i = 2; i < k; ++i) kernels::binary_same(kernels::BinaryOp::Add, py, ctx.input(i).data<float>(), py, n);
+  return true;
+}
+
 void infer_variadic(InferContext& ctx, bool same_shapes) {
   if (ctx.num_inputs() == 0) ctx.error("needs at least one input");
   DataType dt = DataType::Undefined;
@@ -148,8 +172,11 @@ void add_op(Registry& r, const char* name, Var op) {
   numeric.insert(numeric.end(), f.begin(), f.end());
   auto infer = [](bool same) { return [same](InferContext& ctx) { infer_variadic(ctx, same); }; };
   auto kernel = [op](bool same) {
-    return [op, same](const KernelInit&) {
-      return make_kernel([op, same](KernelContext& ctx) { run_variadic(ctx, op, same); });
+    return [op, same](const KernelInit& init) {
+      const bool fast = op == Var::Sum && !init.reference_only;
+      return make_kernel([op, same, fast](KernelContext& ctx) {
+        if (!fast || !sum_fast(ctx)) run_variadic(ctx, op, same);
+      });
     };
   };
   add_versions(r, "", name, {1, 6}, {{{-1}, f}}, infer(true), kernel(true));

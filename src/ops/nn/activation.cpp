@@ -14,11 +14,13 @@
 //   Clip 1 (min/max attributes, absent = unbounded), 6 (min/max attributes defaulting to -/+FLT_MAX),
 //     11 (min/max become optional scalar inputs), 12 (every numeric type), 13 (adds bfloat16).
 //     When min > max every element becomes max (y = min(max(x, min), max)); NaN stays NaN.
-// Float types compute in double (float16/bfloat16 through float) and round once to the element type.
+// Float types compute in double (float16/bfloat16 through float) and round once to the element type; float32 Relu,
+// LeakyRelu, Sigmoid, Tanh, Gelu and Clip run through the vectorized kernels (kernels/elementwise.hpp) instead.
 #include <cmath>
 #include <limits>
 #include <numbers>
 
+#include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -93,6 +95,36 @@ std::unique_ptr<Kernel> unary_kernel(FF ff, FI fi = {}) {
 void add_same_type(Registry& r, const char* name, const std::vector<std::pair<int, Types>>& versions, KernelFactory k) {
   for (const auto& [v, types] : versions)
     r.add(OpDef{"", name, v, {{{0}, types}}, [](InferContext& ctx) { infer_same_as_input(ctx); }, k});
+}
+
+// float32 inputs through the vectorized kernel (kernels/elementwise.hpp), every other type through the reference.
+class FastFloatUnary : public Kernel {
+ public:
+  FastFloatUnary(kernels::UnaryParams p, std::unique_ptr<Kernel> reference) : p_(p), reference_(std::move(reference)) {}
+  void run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DataType::Float) {
+      reference_->run(ctx);
+      return;
+    }
+    Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+    kernels::unary(p_, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
+  }
+
+ private:
+  kernels::UnaryParams p_;
+  std::unique_ptr<Kernel> reference_;
+};
+
+std::unique_ptr<Kernel> with_fast_float(const KernelInit& init, kernels::UnaryParams p, std::unique_ptr<Kernel> reference) {
+  if (init.reference_only) return reference;
+  return std::make_unique<FastFloatUnary>(p, std::move(reference));
+}
+
+kernels::UnaryParams unary_params(kernels::UnaryOp op) {
+  kernels::UnaryParams p;
+  p.op = op;
+  return p;
 }
 
 double sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x)); }
@@ -191,10 +223,25 @@ const Tensor* scalar_bound(KernelContext& ctx, size_t i, const char* what, DataT
   return &b;
 }
 
-void run_clip_inputs(KernelContext& ctx) {
+// Bounds given as doubles (attributes, or float inputs) for the vectorized kernel.
+kernels::UnaryParams clip_params(double lo, double hi) {
+  kernels::UnaryParams p = unary_params(kernels::UnaryOp::Clip);
+  p.lo = static_cast<float>(lo);
+  p.hi = static_cast<float>(hi);
+  return p;
+}
+
+void run_clip_inputs(KernelContext& ctx, bool fast) {
   const Tensor& x = ctx.input(0);
   const Tensor* tmin = scalar_bound(ctx, 1, "min", x.dtype());
   const Tensor* tmax = scalar_bound(ctx, 2, "max", x.dtype());
+  if (fast && x.dtype() == D::Float) {
+    const float inf = std::numeric_limits<float>::infinity();
+    kernels::UnaryParams p = clip_params(tmin ? tmin->data<float>()[0] : -inf, tmax ? tmax->data<float>()[0] : inf);
+    Tensor& y = ctx.allocate_output(0, D::Float, x.dims());
+    kernels::unary(p, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
+    return;
+  }
   Tensor& y = ctx.allocate_output(0, x.dtype(), x.dims());
   const int64_t n = static_cast<int64_t>(x.element_count());
   visit_dtype(x.dtype(), [&](auto tag) {
@@ -237,16 +284,19 @@ void register_activation(Registry& r) {
 
   // Relu: integer form from v14.
   Types relu14 = kSignedNumeric;
-  add_same_type(r, "Relu", {{1, f3}, {6, f3}, {13, f4}, {14, relu14}}, [](const KernelInit&) {
-    return unary_kernel([](double x) { return x < 0 ? 0.0 : x; },
-                        [](auto v) {
-                          if constexpr (std::is_signed_v<decltype(v)>) return v < 0 ? static_cast<decltype(v)>(0) : v;
-                          else return v;
-                        });
+  add_same_type(r, "Relu", {{1, f3}, {6, f3}, {13, f4}, {14, relu14}}, [](const KernelInit& init) {
+    return with_fast_float(init, unary_params(kernels::UnaryOp::Relu),
+                           unary_kernel([](double x) { return x < 0 ? 0.0 : x; },
+                                        [](auto v) {
+                                          if constexpr (std::is_signed_v<decltype(v)>) return v < 0 ? static_cast<decltype(v)>(0) : v;
+                                          else return v;
+                                        }));
   });
   add_same_type(r, "LeakyRelu", {{1, f3}, {6, f3}, {16, f4}}, [](const KernelInit& init) {
-    const double alpha = init.attrs.get_float("alpha", 0.01f);
-    return unary_kernel([alpha](double x) { return x < 0 ? alpha * x : x; });
+    const float alpha = init.attrs.get_float("alpha", 0.01f);
+    kernels::UnaryParams p = unary_params(kernels::UnaryOp::LeakyRelu);
+    p.alpha = alpha;
+    return with_fast_float(init, p, unary_kernel([alpha](double x) { return x < 0 ? alpha * x : x; }));
   });
   add_same_type(r, "Elu", {{1, f3}, {6, f3}, {22, f4}}, [](const KernelInit& init) {
     const double alpha = init.attrs.get_float("alpha", 1.0f);
@@ -262,10 +312,12 @@ void register_activation(Registry& r) {
     if (alpha == 0) fail("Celu alpha must not be 0");
     return unary_kernel([alpha](double x) { return std::max(0.0, x) + std::min(0.0, alpha * std::expm1(x / alpha)); });
   });
-  add_same_type(r, "Sigmoid", {{1, f3}, {6, f3}, {13, f4}},
-                [](const KernelInit&) { return unary_kernel([](double x) { return sigmoid(x); }); });
-  add_same_type(r, "Tanh", {{1, f3}, {6, f3}, {13, f4}},
-                [](const KernelInit&) { return unary_kernel([](double x) { return std::tanh(x); }); });
+  add_same_type(r, "Sigmoid", {{1, f3}, {6, f3}, {13, f4}}, [](const KernelInit& init) {
+    return with_fast_float(init, unary_params(kernels::UnaryOp::Sigmoid), unary_kernel([](double x) { return sigmoid(x); }));
+  });
+  add_same_type(r, "Tanh", {{1, f3}, {6, f3}, {13, f4}}, [](const KernelInit& init) {
+    return with_fast_float(init, unary_params(kernels::UnaryOp::Tanh), unary_kernel([](double x) { return std::tanh(x); }));
+  });
   add_same_type(r, "HardSigmoid", {{1, f3}, {6, f3}, {22, f4}}, [](const KernelInit& init) {
     const double alpha = init.attrs.get_float("alpha", 0.2f);
     const double beta = init.attrs.get_float("beta", 0.5f);
@@ -287,10 +339,13 @@ void register_activation(Registry& r) {
   add_same_type(r, "Gelu", {{20, f4}}, [](const KernelInit& init) -> std::unique_ptr<Kernel> {
     const std::string mode = init.attrs.get_string("approximate", "none");
     if (mode == "none")
-      return unary_kernel([](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); });
+      return with_fast_float(init, unary_params(kernels::UnaryOp::GeluErf),
+                             unary_kernel([](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }));
     if (mode == "tanh") {
       const double k = std::sqrt(2.0 / std::numbers::pi);
-      return unary_kernel([k](double x) { return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x))); });
+      return with_fast_float(
+          init, unary_params(kernels::UnaryOp::GeluTanh),
+          unary_kernel([k](double x) { return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x))); }));
     }
     fail("Gelu approximate must be \"none\" or \"tanh\", got \"", mode, "\"");
   });
@@ -336,16 +391,19 @@ void register_activation(Registry& r) {
   r.add(OpDef{"", "Clip", 1, {{{0}, f3}}, clip_infer, [](const KernelInit& init) {
                 const double lo = init.attrs.has("min") ? init.attrs.get_float("min") : -std::numeric_limits<double>::infinity();
                 const double hi = init.attrs.has("max") ? init.attrs.get_float("max") : std::numeric_limits<double>::infinity();
-                return make_kernel([lo, hi](KernelContext& ctx) { clip_with_attrs(ctx, lo, hi); });
+                return with_fast_float(init, clip_params(lo, hi), make_kernel([lo, hi](KernelContext& ctx) { clip_with_attrs(ctx, lo, hi); }));
               }});
   r.add(OpDef{"", "Clip", 6, {{{0}, f3}}, clip_infer, [](const KernelInit& init) {
                 const double lo = init.attrs.get_float("min", std::numeric_limits<float>::lowest());
                 const double hi = init.attrs.get_float("max", std::numeric_limits<float>::max());
-                return make_kernel([lo, hi](KernelContext& ctx) { clip_with_attrs(ctx, lo, hi); });
+                return with_fast_float(init, clip_params(lo, hi), make_kernel([lo, hi](KernelContext& ctx) { clip_with_attrs(ctx, lo, hi); }));
               }});
   const Types clip12 = numeric_no_bf16;
   for (auto [v, types] : std::vector<std::pair<int, Types>>{{11, f3}, {12, clip12}, {13, kNumericTypes}})
-    r.add(OpDef{"", "Clip", v, {{{0, 1, 2}, types}}, clip_infer, [](const KernelInit&) { return make_kernel(run_clip_inputs); }});
+    r.add(OpDef{"", "Clip", v, {{{0, 1, 2}, types}}, clip_infer, [](const KernelInit& init) {
+                  const bool fast = !init.reference_only;
+                  return make_kernel([fast](KernelContext& ctx) { run_clip_inputs(ctx, fast); });
+                }});
 }
 
 }  // namespace onyx::ops

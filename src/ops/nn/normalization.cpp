@@ -15,9 +15,12 @@
 //   LpNormalization 1, 22 — X / ||X||_p along axis (p 1 or 2); a zero norm gives 0.
 //   MeanVarianceNormalization 9, 13 — (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9) over axes (default 0, 2, 3).
 //   LRN 1, 13 — X / (bias + alpha / size * sum of squares over the channel window) ^ beta.
+// float32 BatchNormalization in inference and LayerNormalization with Scale/B laid out like the normalized dims run
+// through the vectorized kernels (kernels/elementwise.hpp), which accumulate the statistics in float.
 #include <cmath>
 #include <set>
 
+#include "kernels/elementwise.hpp"
 #include "ops/nn/nn_kit.hpp"
 
 namespace onyx::ops {
@@ -147,6 +150,29 @@ void run_batch_norm(KernelContext& ctx, const BatchNormAttrs& a, int opset) {
   if (ctx.output_wanted(4)) write_doubles(ctx, 4, sdt, sdims, cur_var);
 }
 
+// float32 inference with per-channel parameters and no statistics outputs wanted; false (nothing done) otherwise.
+bool batch_norm_fast(KernelContext& ctx, const BatchNormAttrs& a, int opset) {
+  if (!a.spatial || (opset >= 14 && a.training)) return false;
+  for (size_t i = 1; i < ctx.num_outputs(); ++i)
+    if (ctx.output_wanted(i)) return false;
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DataType::Float || x.dims().size() < 2) return false;
+  for (size_t i = 1; i <= 4; ++i)
+    if (ctx.input(i).dtype() != DataType::Float) return false;
+  const int64_t N = x.dims()[0], C = x.dims()[1], inner = product(x.dims(), 2);
+  const std::vector<double> scale = read_param(ctx, 1, C, "scale"), bias = read_param(ctx, 2, C, "B");
+  const std::vector<double> mean = read_param(ctx, 3, C, "mean"), var = read_param(ctx, 4, C, "var");
+  std::vector<float> mul(C), add(C);
+  for (int64_t c = 0; c < C; ++c) {
+    const double m = scale[c] / std::sqrt(var[c] + a.epsilon);
+    mul[c] = static_cast<float>(m);
+    add[c] = static_cast<float>(bias[c] - mean[c] * m);
+  }
+  Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+  if (N * C * inner > 0) kernels::channel_affine(x.data<float>(), mul.data(), add.data(), y.mutable_data<float>(), N, C, inner);
+  return true;
+}
+
 void infer_batch_norm(InferContext& ctx) {
   infer_same_as_input(ctx, 0, 0);
   for (size_t i = 1; i < ctx.output_types.size(); ++i) {
@@ -233,6 +259,40 @@ void run_layer_norm(KernelContext& ctx, int64_t axis_attr, double eps, DataType 
   sdims.resize(rank, 1);
   if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) write_doubles(ctx, 1, stash, sdims, means);
   if (ctx.num_outputs() > 2 && ctx.output_wanted(2)) write_doubles(ctx, 2, stash, sdims, inv_std);
+}
+
+// float32 LayerNormalization whose Scale and B (if given) hold one float per normalized element in order (their dims
+// are the normalized dims, maybe with leading 1s), with Mean/InvStdDev wanted only in float; false (nothing done)
+// otherwise.
+bool layer_norm_fast(KernelContext& ctx, int64_t axis_attr, double eps, DataType stash) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DataType::Float) return false;
+  const int64_t rank = static_cast<int64_t>(x.dims().size());
+  const int64_t axis = normalize_axis(axis_attr, rank);
+  const Dims inner_dims(x.dims().begin() + axis, x.dims().end());
+  const int64_t rows = product(x.dims(), 0, axis), len = product(inner_dims);
+  auto laid_out = [&](const Tensor& t) {
+    if (t.dtype() != DataType::Float || static_cast<int64_t>(t.element_count()) != len) return false;
+    try {
+      return broadcast_dims(inner_dims, t.dims()) == inner_dims;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  const bool has_bias = ctx.has_input(2);
+  if (!laid_out(ctx.input(1)) || (has_bias && !laid_out(ctx.input(2)))) return false;
+  const bool want_mean = ctx.num_outputs() > 1 && ctx.output_wanted(1);
+  const bool want_inv = ctx.num_outputs() > 2 && ctx.output_wanted(2);
+  if ((want_mean || want_inv) && stash != DataType::Float) return false;
+  Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+  Dims sdims(x.dims().begin(), x.dims().begin() + axis);
+  sdims.resize(rank, 1);
+  float* mean = want_mean ? ctx.allocate_output(1, DataType::Float, sdims).mutable_data<float>() : nullptr;
+  float* inv = want_inv ? ctx.allocate_output(2, DataType::Float, sdims).mutable_data<float>() : nullptr;
+  if (rows > 0)
+    kernels::layer_norm(x.data<float>(), ctx.input(1).data<float>(), has_bias ? ctx.input(2).data<float>() : nullptr,
+                        y.mutable_data<float>(), rows, len, static_cast<float>(eps), mean, inv);
+  return true;
 }
 
 void infer_layer_norm(InferContext& ctx, bool rms) {
@@ -384,7 +444,10 @@ void register_normalization(Registry& r) {
       if (v < 9) a.spatial = init.attrs.get_int("spatial", 1) != 0;
       if (v < 7) a.is_test = init.attrs.get_int("is_test", 0) != 0;
       if (v >= 14) a.training = init.attrs.get_int("training_mode", 0) != 0;
-      return make_kernel([a, v](KernelContext& ctx) { run_batch_norm(ctx, a, v); });
+      const bool fast = !init.reference_only;
+      return make_kernel([a, v, fast](KernelContext& ctx) {
+        if (!fast || !batch_norm_fast(ctx, a, v)) run_batch_norm(ctx, a, v);
+      });
     };
     add_versions(r, "", "BatchNormalization", {v}, types, infer_batch_norm, kernel);
   }
@@ -401,7 +464,10 @@ void register_normalization(Registry& r) {
       const int64_t axis = init.attrs.get_int("axis", -1);
       const double eps = init.attrs.get_float("epsilon", 1e-5f);
       const DataType stash = stash_dtype(init.attrs.get_int("stash_type", 1));
-      return make_kernel([=](KernelContext& ctx) { run_layer_norm(ctx, axis, eps, stash, rms); });
+      const bool fast = !init.reference_only && !rms;
+      return make_kernel([=](KernelContext& ctx) {
+        if (!fast || !layer_norm_fast(ctx, axis, eps, stash)) run_layer_norm(ctx, axis, eps, stash, rms);
+      });
     };
   };
   add_versions(r, "", "LayerNormalization", {17}, {{{0, 1, 2}, fb}},

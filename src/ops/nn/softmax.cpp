@@ -2,9 +2,11 @@
 // v1/v11: the input is coerced to 2-D [prod(dims[:axis]), prod(dims[axis:])] (axis default 1; v11 allows negative
 //   axes) and the op runs over each row. v13: the op runs along the single dimension `axis` (default -1) and
 //   bfloat16 is added. Hardmax gives 1 at the first maximum of each slice and 0 elsewhere.
-// Softmax/LogSoftmax subtract the slice maximum and sum in double.
+// Softmax/LogSoftmax subtract the slice maximum and sum in double; float32 rows (v13 over the last axis, v1/v11 in
+// their coerced 2-D form) run through the vectorized kernel (kernels/elementwise.hpp), which sums in float.
 #include <cmath>
 
+#include "kernels/elementwise.hpp"
 #include "ops/nn/nn_kit.hpp"
 
 namespace onyx::ops {
@@ -52,6 +54,20 @@ void softmax_typed(KernelContext& ctx, SoftKind kind, int64_t axis_attr, bool co
     }
 }
 
+// float32 Softmax/LogSoftmax whose slices are contiguous rows; false (nothing done) otherwise.
+bool softmax_fast(KernelContext& ctx, SoftKind kind, int64_t axis_attr, bool coerce_2d) {
+  const Tensor& x = ctx.input(0);
+  const int64_t rank = static_cast<int64_t>(x.dims().size());
+  if (kind == SoftKind::Hardmax || x.dtype() != DataType::Float || rank == 0) return false;
+  const int64_t axis = normalize_axis(axis_attr, rank);
+  if (!coerce_2d && axis != rank - 1) return false;
+  const int64_t rows = product(x.dims(), 0, axis), len = product(x.dims(), axis);
+  Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+  if (rows * len == 0) return true;
+  kernels::softmax(x.data<float>(), y.mutable_data<float>(), rows, len, kind == SoftKind::LogSoftmax);
+  return true;
+}
+
 void add_op(Registry& r, const char* name, SoftKind kind) {
   using D = DataType;
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
@@ -68,7 +84,9 @@ void add_op(Registry& r, const char* name, SoftKind kind) {
   auto kernel = [kind](const KernelInit& init) {
     const bool coerce = init.opset < 13;
     const int64_t axis = init.attrs.get_int("axis", coerce ? 1 : -1);
+    const bool fast = !init.reference_only;
     return make_kernel([=](KernelContext& ctx) {
+      if (fast && softmax_fast(ctx, kind, axis, coerce)) return;
       nn::visit_float(ctx.input(0).dtype(), [&](auto tag) { softmax_typed<decltype(tag)>(ctx, kind, axis, coerce); });
     });
   };
