@@ -5,159 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace onyx::kernels {
-
-using dnnl::memory;
-using tag = memory::format_tag;
-using dt = memory::data_type;
-
-namespace {
-
-// ONNX gate index of each of oneDNN's LSTM gates (oneDNN: i, f, c, o; ONNX: i, o, f, c).
-constexpr int kOnnxGate[4] = {0, 2, 3, 1};
-// ONNX peephole index of each of oneDNN's peepholes (oneDNN: i, f, o; ONNX: i, o, f).
-constexpr int kOnnxPeephole[3] = {0, 2, 1};
-
-int64_t dir_count(RnnDirection d) { return d == RnnDirection::Bidirectional ? 2 : 1; }
-
-dnnl::rnn_direction to_dnnl(RnnDirection d) {
-  switch (d) {
-    case RnnDirection::Forward: return dnnl::rnn_direction::unidirectional_left2right;
-    case RnnDirection::Reverse: return dnnl::rnn_direction::unidirectional_right2left;
-    case RnnDirection::Bidirectional: return dnnl::rnn_direction::bidirectional_concat;
-  }
-  return dnnl::rnn_direction::unidirectional_left2right;
-}
-
-// ONNX [dirs, 4H, K] (row = gate * H + h, column k) -> oneDNN ldigo [1, dirs, K, 4, H].
-void to_ldigo(const float* src, int64_t dirs, int64_t K, int64_t H, float* dst) {
-  for (int64_t d = 0; d < dirs; ++d)
-    for (int g = 0; g < 4; ++g)
-      for (int64_t h = 0; h < H; ++h) {
-        const float* row = src + ((d * 4 + kOnnxGate[g]) * H + h) * K;
-        float* col = dst + d * K * 4 * H + g * H + h;
-        for (int64_t k = 0; k < K; ++k) col[k * 4 * H] = row[k];
-      }
-}
-
-}  // namespace
-
-PackedLstm::PackedLstm(const float* w, const float* r, const float* b, const float* p, RnnDirection direction,
-                       int64_t input, int64_t hidden)
-    : direction_(direction), dirs_(dir_count(direction)), I_(input), H_(hidden), peephole_(p != nullptr),
-      w_layer_(static_cast<size_t>(dirs_ * I_ * 4 * H_)), w_iter_(static_cast<size_t>(dirs_ * H_ * 4 * H_)),
-      bias_(static_cast<size_t>(dirs_ * 4 * H_), 0.0f), peep_(p ? static_cast<size_t>(dirs_ * 3 * H_) : 0),
-      layer_packs_(w_layer_.data(), memory::desc({1, dirs_, I_, 4, H_}, dt::f32, tag::ldigo)),
-      iter_packs_(w_iter_.data(), memory::desc({1, dirs_, H_, 4, H_}, dt::f32, tag::ldigo)) {
-  to_ldigo(w, dirs_, I_, H_, w_layer_.data());
-  to_ldigo(r, dirs_, H_, H_, w_iter_.data());
-  for (int64_t d = 0; d < dirs_; ++d) {
-    for (int g = 0; g < 4; ++g) {
-      float* dst = bias_.data() + (d * 4 + g) * H_;
-      if (b) {
-        const float* wb = b + d * 8 * H_ + kOnnxGate[g] * H_;
-        const float* rb = wb + 4 * H_;
-        for (int64_t h = 0; h < H_; ++h) dst[h] = wb[h] + rb[h];
-      }
-    }
-    if (p)
-      for (int g = 0; g < 3; ++g)
-        std::copy_n(p + (d * 3 + kOnnxPeephole[g]) * H_, H_, peep_.data() + (d * 3 + g) * H_);
-  }
-}
-
-const PackedLstm::Plan& PackedLstm::plan(int64_t seq, int64_t batch, bool batch_major) const {
-  return plans_.get({seq, batch, batch_major}, [&] {
-    const tag seq_tag = batch_major ? tag::ntc : tag::tnc;
-    memory::desc src_layer({seq, batch, I_}, dt::f32, seq_tag);
-    memory::desc state({1, dirs_, batch, H_}, dt::f32, tag::ldnc);
-    memory::desc w_layer({1, dirs_, I_, 4, H_}, dt::f32, tag::any);
-    memory::desc w_iter({1, dirs_, H_, 4, H_}, dt::f32, tag::any);
-    memory::desc peep = peephole_ ? memory::desc({1, dirs_, 3, H_}, dt::f32, tag::ldgo) : memory::desc();
-    memory::desc bias({1, dirs_, 4, H_}, dt::f32, tag::ldgo);
-    memory::desc dst_layer({seq, batch, dirs_ * H_}, dt::f32, seq_tag);
-    dnnl::lstm_forward::desc d(dnnl::prop_kind::forward_inference, to_dnnl(direction_), src_layer, state, state,
-                               w_layer, w_iter, peep, bias, dst_layer, state, state);
-    dnnl::lstm_forward::primitive_desc pd(d, cpu_engine());
-    return Plan{dnnl::lstm_forward(pd), layer_packs_.get(pd.weights_layer_desc()),
-                iter_packs_.get(pd.weights_iter_desc())};
-  });
-}
-
-void PackedLstm::prepare(int64_t seq, int64_t batch, bool batch_major) const { plan(seq, batch, batch_major); }
-
-void PackedLstm::run(int64_t seq, int64_t batch, bool batch_major, const Io& io) const {
-  const Plan& p = plan(seq, batch, batch_major);
-  auto& eng = cpu_engine();
-  const int64_t state_size = dirs_ * batch * H_;
-  // States are [dirs, batch, H] for oneDNN; ONNX's layout 1 puts batch first, which is the same bytes only when
-  // one of the two is 1.
-  const bool transpose_states = batch_major && dirs_ > 1 && batch > 1;
-  std::vector<float> zeros, h0, c0, hn, cn;
-  const auto to_dnb = [&](const float* src, std::vector<float>& dst) -> const float* {
-    if (!src) {
-      if (zeros.empty()) zeros.assign(static_cast<size_t>(state_size), 0.0f);
-      return zeros.data();
-    }
-    if (!transpose_states) return src;
-    dst.resize(static_cast<size_t>(state_size));
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t d = 0; d < dirs_; ++d) std::copy_n(src + (n * dirs_ + d) * H_, H_, dst.data() + (d * batch + n) * H_);
-    return dst.data();
-  };
-  const float* h0p = to_dnb(io.h0, h0);
-  const float* c0p = to_dnb(io.c0, c0);
-  // oneDNN's dst_layer holds both directions side by side per (t, n): ONNX's layout 0 wants them apart.
-  const bool y_direct = io.y && (dirs_ == 1 || batch_major);
-  std::vector<float> y_tmp;
-  float* y = io.y;
-  if (!y_direct) {
-    y_tmp.resize(static_cast<size_t>(seq * batch * dirs_ * H_));
-    y = y_tmp.data();
-  }
-  const bool states_direct = !transpose_states;
-  // oneDNN always writes the final states; unwanted ones (or ones to transpose) go to scratch.
-  const auto final_state = [&](float* out, std::vector<float>& scratch) {
-    if (out && states_direct) return out;
-    scratch.resize(static_cast<size_t>(state_size));
-    return scratch.data();
-  };
-  float* hnp = final_state(io.yh, hn);
-  float* cnp = final_state(io.yc, cn);
-
-  const tag seq_tag = batch_major ? tag::ntc : tag::tnc;
-  memory::desc state({1, dirs_, batch, H_}, dt::f32, tag::ldnc);
-  memory src_layer({{seq, batch, I_}, dt::f32, seq_tag}, eng, const_cast<float*>(io.x));
-  memory dst_layer({{seq, batch, dirs_ * H_}, dt::f32, seq_tag}, eng, y);
-  memory src_iter(state, eng, const_cast<float*>(h0p)), src_iter_c(state, eng, const_cast<float*>(c0p));
-  memory dst_iter(state, eng, hnp), dst_iter_c(state, eng, cnp);
-  memory bias({{1, dirs_, 4, H_}, dt::f32, tag::ldgo}, eng, const_cast<float*>(bias_.data()));
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC_LAYER, src_layer},   {DNNL_ARG_SRC_ITER, src_iter},
-                                       {DNNL_ARG_SRC_ITER_C, src_iter_c}, {DNNL_ARG_WEIGHTS_LAYER, p.weights_layer},
-                                       {DNNL_ARG_WEIGHTS_ITER, p.weights_iter}, {DNNL_ARG_BIAS, bias},
-                                       {DNNL_ARG_DST_LAYER, dst_layer},   {DNNL_ARG_DST_ITER, dst_iter},
-                                       {DNNL_ARG_DST_ITER_C, dst_iter_c}};
-  if (peephole_)
-    args.emplace(DNNL_ARG_WEIGHTS_PEEPHOLE,
-                 memory({{1, dirs_, 3, H_}, dt::f32, tag::ldgo}, eng, const_cast<float*>(peep_.data())));
-  p.primitive.execute(thread_stream(), args);
-  thread_stream().wait();
-
-  if (io.y && !y_direct)
-    for (int64_t t = 0; t < seq; ++t)
-      for (int64_t n = 0; n < batch; ++n)
-        for (int64_t d = 0; d < dirs_; ++d)
-          std::copy_n(y_tmp.data() + ((t * batch + n) * dirs_ + d) * H_, H_, io.y + ((t * dirs_ + d) * batch + n) * H_);
-  if (!states_direct) {
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t d = 0; d < dirs_; ++d) {
-        if (io.yh) std::copy_n(hn.data() + (d * batch + n) * H_, H_, io.yh + (n * dirs_ + d) * H_);
-        if (io.yc) std::copy_n(cn.data() + (d * batch + n) * H_, H_, io.yc + (n * dirs_ + d) * H_);
-      }
-  }
-}
-
-}  // namespace onyx::kernels
+#include <omp.h>
 
 namespace onyx::kernels {
 
@@ -169,13 +17,17 @@ namespace {
 #define ONYX_RNN_CLONES
 #endif
 
-// e^x for x in [-88, 88] (inputs are clamped there): 2^n * e^r with n = round(x / ln 2), |r| <= ln(2)/2, e^r by
-// its Taylor series to degree 7 (relative error < 1e-8 before float rounding). Plain arithmetic so that loops
-// calling it vectorize.
+// e^x for x clamped to [-88, 88]: 2^n * e^r with n = round(x / ln 2), |r| <= ln(2)/2, e^r by its Taylor series
+// to degree 7 (relative error < 1e-8 before float rounding). Plain arithmetic so that loops calling it vectorize;
+// a NaN stays NaN.
 inline float exp_clamped(float x) {
-  x = std::min(88.0f, std::max(-88.0f, x));
-  const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  const float n = (x * 1.44269504f + shifter) - shifter;
+  x = x < -88.0f ? -88.0f : x;
+  x = x > 88.0f ? 88.0f : x;
+  // Adding 1.5 * 2^23 rounds to an integer, which then sits in the low mantissa bits.
+  const float shifter = 12582912.0f;
+  const float shifted = x * 1.44269504f + shifter;
+  const float n = shifted - shifter;
+  const int32_t ni = std::bit_cast<int32_t>(shifted) - std::bit_cast<int32_t>(shifter);
   const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;  // ln 2 in two parts
   float e = 1.0f / 5040;
   e = e * r + 1.0f / 720;
@@ -185,13 +37,14 @@ inline float exp_clamped(float x) {
   e = e * r + 0.5f;
   e = e * r + 1.0f;
   e = e * r + 1.0f;
-  // 2^n by building the float's exponent; n is in [-127, 127], so split it to stay within normal range.
-  const int32_t ni = static_cast<int32_t>(n);
+  // 2^n by building floats' exponents; n is in [-127, 127], so split it to stay within the normal range.
   const int32_t half = ni / 2;
   const float s1 = std::bit_cast<float>((half + 127) << 23);
   const float s2 = std::bit_cast<float>((ni - half + 127) << 23);
   return e * s1 * s2;
 }
+
+int64_t dir_count(RnnDirection d) { return d == RnnDirection::Bidirectional ? 2 : 1; }
 
 inline float sigmoid(float x) { return 1.0f / (1.0f + exp_clamped(-x)); }
 
@@ -236,10 +89,68 @@ void lstm_cell(float* g, const float* x, const float* p, int64_t H, float* c, fl
   }
 }
 
+// The recurrent product h·Rᵀ for a few batch rows, memory-bound at batch 1 (R is read whole every step): R is
+// stored as panels of kPanel output columns, each [H][kPanel] contiguous, streamed once per step with the
+// accumulators in registers (GCC vector types: zmm in the x86-64-v4 clone, two ymm each in v3, SSE otherwise).
+constexpr int64_t kPanel = 128;
+// Above this many batch rows oneDNN's matmul (a real GEMM) does the recurrent product instead.
+constexpr int64_t kMaxPanelBatch = 4;
+
+typedef float Vec16 __attribute__((vector_size(64), aligned(4)));
+
+// y[b * ldy + j] = sum_k h[b * K + k] * panel[k * kPanel + j] for b < rows, j < cols (cols <= kPanel).
+ONYX_RNN_CLONES
+void panel_product(const float* h, int64_t rows, const float* panel, int64_t K, int64_t cols, float* y, int64_t ldy) {
+  for (int64_t b = 0; b < rows; ++b) {
+    const float* hb = h + b * K;
+    Vec16 a0 = {}, a1 = {}, a2 = {}, a3 = {}, a4 = {}, a5 = {}, a6 = {}, a7 = {};
+    for (int64_t k = 0; k < K; ++k) {
+      const float hk = hb[k];
+      const Vec16* r = reinterpret_cast<const Vec16*>(panel + k * kPanel);
+      a0 += hk * r[0];
+      a1 += hk * r[1];
+      a2 += hk * r[2];
+      a3 += hk * r[3];
+      a4 += hk * r[4];
+      a5 += hk * r[5];
+      a6 += hk * r[6];
+      a7 += hk * r[7];
+    }
+    float out[kPanel];
+    std::memcpy(out, &a0, 64);
+    std::memcpy(out + 16, &a1, 64);
+    std::memcpy(out + 32, &a2, 64);
+    std::memcpy(out + 48, &a3, 64);
+    std::memcpy(out + 64, &a4, 64);
+    std::memcpy(out + 80, &a5, 64);
+    std::memcpy(out + 96, &a6, 64);
+    std::memcpy(out + 112, &a7, 64);
+    std::copy_n(out, cols, y + b * ldy);
+  }
+}
+
+// ONNX's R [N, K] (row j: output j) -> panels [N / kPanel rounded up][K][kPanel], zero-padded.
+std::vector<float> to_panels(const float* r, int64_t N, int64_t K) {
+  const int64_t panels = (N + kPanel - 1) / kPanel;
+  std::vector<float> out(static_cast<size_t>(panels * K * kPanel), 0.0f);
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t k = 0; k < K; ++k) out[((j / kPanel) * K + k) * kPanel + j % kPanel] = r[j * K + k];
+  return out;
+}
+
+// y[rows, N] = h[rows, K] · Rᵀ from the panels; panels split over the OpenMP team when it has several threads.
+void recurrent_product(const float* h, int64_t rows, const std::vector<float>& panels, int64_t K, int64_t N,
+                       float* y) {
+  const int64_t count = (N + kPanel - 1) / kPanel;
+#pragma omp parallel for schedule(static) if (count > 1 && omp_get_max_threads() > 1)
+  for (int64_t q = 0; q < count; ++q)
+    panel_product(h, rows, panels.data() + q * K * kPanel, K, std::min(kPanel, N - q * kPanel), y + q * kPanel, N);
+}
+
 }  // namespace
 
-GemmLstm::GemmLstm(const float* w, const float* r, const float* b, const float* p, RnnDirection direction,
-                   int64_t input, int64_t hidden)
+PackedLstm::PackedLstm(const float* w, const float* r, const float* b, const float* p, RnnDirection direction,
+                       int64_t input, int64_t hidden)
     : direction_(direction), I_(input), H_(hidden) {
   const int64_t n = dir_count(direction), H = hidden;
   for (int64_t d = 0; d < n; ++d) {
@@ -249,22 +160,23 @@ GemmLstm::GemmLstm(const float* w, const float* r, const float* b, const float* 
       for (int64_t j = 0; j < 4 * H; ++j) bias[j] = b[d * 8 * H + j] + b[d * 8 * H + 4 * H + j];
     dir.input = std::make_unique<PackedGemm>(w + d * 4 * H * input, input, 4 * H, true, std::move(bias));
     dir.recurrent = std::make_unique<PackedGemm>(r + d * 4 * H * H, H, 4 * H, true, std::vector<float>{});
+    dir.recurrent_panels = to_panels(r + d * 4 * H * H, 4 * H, H);
     if (p) dir.peep.assign(p + d * 3 * H, p + (d + 1) * 3 * H);
     dirs_.push_back(std::move(dir));
   }
 }
 
-void GemmLstm::prepare(int64_t seq, int64_t batch, bool) const {
+void PackedLstm::prepare(int64_t seq, int64_t batch) const {
   // PackedGemm makes its primitive on first use: run both products once on zeros.
   std::vector<float> in(static_cast<size_t>(seq * batch * std::max(I_, H_)), 0.0f);
   std::vector<float> out(static_cast<size_t>(seq * batch * 4 * H_));
   for (const Direction& d : dirs_) {
     d.input->run(in.data(), seq * batch, out.data());
-    d.recurrent->run(in.data(), batch, out.data());
+    if (batch > kMaxPanelBatch) d.recurrent->run(in.data(), batch, out.data());
   }
 }
 
-void GemmLstm::run(int64_t seq, int64_t batch, bool batch_major, const PackedLstm::Io& io) const {
+void PackedLstm::run(int64_t seq, int64_t batch, bool batch_major, const Io& io) const {
   const int64_t H = H_, G = 4 * H, ND = static_cast<int64_t>(dirs_.size());
   // Row of (t, n) in X and in the input products; offsets of Y and of the states, in ONNX's layouts.
   const auto row = [&](int64_t t, int64_t n) { return batch_major ? n * seq + t : t * batch + n; };
@@ -289,7 +201,9 @@ void GemmLstm::run(int64_t seq, int64_t batch, bool batch_major, const PackedLst
     const float* peep = dir.peep.empty() ? nullptr : dir.peep.data();
     for (int64_t step = 0; step < seq; ++step) {
       const int64_t t = reverse ? seq - 1 - step : step;
-      dir.recurrent->run(h.data(), batch, hr.data());
+      if (step == 0 && !io.h0) std::fill(hr.begin(), hr.end(), 0.0f);  // h is zero: so is its product
+      else if (batch > kMaxPanelBatch) dir.recurrent->run(h.data(), batch, hr.data());
+      else recurrent_product(h.data(), batch, dir.recurrent_panels, H, G, hr.data());
       for (int64_t n = 0; n < batch; ++n) {
         lstm_cell(hr.data() + n * G, xw.data() + row(t, n) * G, peep, H, c.data() + n * H, h.data() + n * H);
         if (io.y) std::copy_n(h.data() + n * H, H, io.y + y_off(t, d, n));

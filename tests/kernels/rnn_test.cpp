@@ -38,6 +38,7 @@ struct LstmCase {
   float clip = 0;                         // attribute when > 0
   bool feed_weights = false;              // W, R, B are graph inputs fed at run time, not initializers
   bool expect_fast = true;
+  float x_special = 0;                    // when not 0: X's element 1 (NaN, infinities, large values)
 
   std::string name() const {
     std::string s = direction + " seq" + std::to_string(seq) + " batch" + std::to_string(batch) + " in" +
@@ -75,6 +76,7 @@ Built build(const LstmCase& c, uint32_t seed) {
   ins.push_back({"X", random_floats(rng, c.layout == 0 ? std::vector<int64_t>{c.seq, c.batch, c.input}
                                                        : std::vector<int64_t>{c.batch, c.seq, c.input}, 1.0f),
                  false});
+  if (c.x_special != 0) ins.back().value.mutable_data<float>()[1] = c.x_special;
   ins.push_back({"W", random_floats(rng, {dirs, 4 * H, c.input}, k), !c.feed_weights});
   ins.push_back({"R", random_floats(rng, {dirs, 4 * H, H}, k), !c.feed_weights});
   ins.push_back({c.bias ? "B" : "", c.bias ? random_floats(rng, {dirs, 8 * H}, k) : Tensor{}, !c.feed_weights});
@@ -159,8 +161,10 @@ void expect_close(const Datum& fast, const Datum& ref, const std::string& what) 
   const float* f = fast.tensor.data<float>();
   const float* r = ref.tensor.data<float>();
   const uint64_t n = ref.tensor.element_count();
-  for (uint64_t i = 0; i < n; ++i)
-    ASSERT_NEAR(f[i], r[i], 2e-5f) << what << ": element " << i << " of " << n;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (std::isnan(r[i])) ASSERT_TRUE(std::isnan(f[i])) << what << ": element " << i << " is " << f[i] << ", not NaN";
+    else ASSERT_NEAR(f[i], r[i], 2e-5f) << what << ": element " << i << " of " << n;
+  }
 }
 
 void compare(const LstmCase& c, uint32_t seed) {
@@ -259,6 +263,18 @@ TEST(FastLstm, UnsupportedConfigurationsFallBackToTheReference) {
   fed.feed_weights = true;
   fed.expect_fast = false;
   compare(fed, 14);
+}
+
+// NaN propagates as in the reference; infinities and large inputs saturate the gates.
+TEST(FastLstm, SpecialValuesMatchReference) {
+  uint32_t seed = 30;
+  for (float v : {std::nanf(""), INFINITY, -INFINITY, 1e30f, -500.0f}) {
+    LstmCase c;
+    c.direction = "bidirectional";
+    c.batch = 2;
+    c.x_special = v;
+    compare(c, seed++);
+  }
 }
 
 // Default activations spelled out (any case) are still the fast path.

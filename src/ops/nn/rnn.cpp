@@ -14,8 +14,9 @@
 // Y, and Y_h/Y_c hold the state after its last valid step (the reverse direction starts at length-1).
 // LSTM input_forget couples the gates: f = 1 - i. Computation is in double.
 // Fast kernel: a float32 LSTM with constant W, R (and B, P when given), default activations, no clip and no
-// input_forget runs on oneDNN (kernels/rnn.hpp), weights packed at session creation; runs it cannot take (other
-// weights fed, sequence_lens shorter than the sequence, odd shapes) go to the reference.
+// input_forget runs kernels/rnn.hpp (oneDNN products and a vectorized cell), weights packed at session creation;
+// runs it cannot take (other weights fed, sequence_lens shorter than the sequence, odd shapes) go to the
+// reference.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -377,7 +378,6 @@ bool dnnl_lstm_config(const Config& c) {
 
 bool same_bytes(const Tensor& a, const Tensor* b) { return b && a.bytes().data() == b->bytes().data(); }
 
-template <class Impl>
 class FastLstm : public Kernel {
  public:
   FastLstm(Config c, const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p, int64_t hidden)
@@ -390,7 +390,7 @@ class FastLstm : public Kernel {
   // For an X of static shape: the primitive is made now rather than in the first run.
   void prepare(const Dims& x_dims) {
     if (x_dims.size() == 3 && x_dims[2] == lstm_.input_size() && x_dims[0] > 0 && x_dims[1] > 0)
-      lstm_.prepare(c_.layout == 0 ? x_dims[0] : x_dims[1], c_.layout == 0 ? x_dims[1] : x_dims[0], c_.layout == 1);
+      lstm_.prepare(c_.layout == 0 ? x_dims[0] : x_dims[1], c_.layout == 0 ? x_dims[1] : x_dims[0]);
   }
 
   void run(KernelContext& ctx) override {
@@ -443,7 +443,7 @@ class FastLstm : public Kernel {
   const Tensor& r_;
   const Tensor* b_;
   const Tensor* p_;
-  Impl lstm_;
+  kernels::PackedLstm lstm_;
 };
 
 // The oneDNN LSTM when the node and its constant inputs allow it, else null.
@@ -463,14 +463,11 @@ std::unique_ptr<Kernel> fast_lstm(const Config& c, const KernelInit& init) {
   const Tensor* b = given(3) ? float_const(3, {ND, 8 * H}) : nullptr;
   const Tensor* p = given(7) ? float_const(7, {ND, 3 * H}) : nullptr;
   if (!r || (given(3) && !b) || (given(7) && !p)) return nullptr;
-  auto make = [&](auto k) -> std::unique_ptr<Kernel> {
-    if (!init.input_types.empty() && init.input_types[0]) {
-      if (std::optional<Dims> x_dims = static_dims(*init.input_types[0])) k->prepare(*x_dims);
-    }
-    return k;
-  };
-  if (getenv("ONYX_LSTM_DNNL")) return make(std::make_unique<FastLstm<kernels::PackedLstm>>(c, *w, *r, b, p, H));
-  return make(std::make_unique<FastLstm<kernels::GemmLstm>>(c, *w, *r, b, p, H));
+  auto k = std::make_unique<FastLstm>(c, *w, *r, b, p, H);
+  if (!init.input_types.empty() && init.input_types[0]) {
+    if (std::optional<Dims> x_dims = static_dims(*init.input_types[0])) k->prepare(*x_dims);
+  }
+  return k;
 }
 
 void add_cell(Registry& r, Cell cell, std::initializer_list<int> versions) {
