@@ -1,4 +1,4 @@
-// The fast LSTM kernel against the reference kernel: one-node models with random shapes and values from fixed
+// The fast LSTM and GRU kernels against the reference kernel: one-node models with random shapes and values from fixed
 // seeds, run in a session with fast kernels and in one with reference kernels only. Cases the fast kernel cannot
 // take (varying sequence_lens, other activations, clip, fed weights) must fall back to the reference and still
 // match; oneDNN's verbose log shows which path ran.
@@ -15,7 +15,7 @@
 namespace onyx {
 namespace {
 
-// The oneDNN primitive the fast LSTM executes.
+// The oneDNN primitive the fast kernels execute (the input products).
 constexpr const char* kFastPrimitive = "exec,cpu,matmul";
 
 Tensor random_floats(std::mt19937& rng, std::vector<int64_t> dims, float scale) {
@@ -27,6 +27,8 @@ Tensor random_floats(std::mt19937& rng, std::vector<int64_t> dims, float scale) 
 }
 
 struct LstmCase {
+  std::string op = "LSTM";                // or "GRU" (then no initial_c, P, Y_c)
+  bool linear_before_reset = false;       // GRU
   std::string direction = "forward";
   int64_t seq = 5, batch = 1, input = 4, hidden = 3;
   int64_t layout = 0;
@@ -41,8 +43,9 @@ struct LstmCase {
   float x_special = 0;                    // when not 0: X's element 1 (NaN, infinities, large values)
 
   std::string name() const {
-    std::string s = direction + " seq" + std::to_string(seq) + " batch" + std::to_string(batch) + " in" +
+    std::string s = op + " " + direction + " seq" + std::to_string(seq) + " batch" + std::to_string(batch) + " in" +
                     std::to_string(input) + " hidden" + std::to_string(hidden) + " layout" + std::to_string(layout);
+    if (linear_before_reset) s += " linear_before_reset";
     if (bias) s += " +B";
     if (h0) s += " +h0";
     if (c0) s += " +c0";
@@ -63,7 +66,8 @@ struct Built {
 
 Built build(const LstmCase& c, uint32_t seed) {
   std::mt19937 rng(seed);
-  const int64_t dirs = c.direction == "bidirectional" ? 2 : 1, H = c.hidden;
+  const bool lstm = c.op == "LSTM";
+  const int64_t dirs = c.direction == "bidirectional" ? 2 : 1, H = c.hidden, G = lstm ? 4 : 3;
   const float k = 1.0f / std::sqrt(static_cast<float>(H));
   const std::vector<int64_t> state = c.layout == 0 ? std::vector<int64_t>{dirs, c.batch, H}
                                                    : std::vector<int64_t>{c.batch, dirs, H};
@@ -77,9 +81,9 @@ Built build(const LstmCase& c, uint32_t seed) {
                                                        : std::vector<int64_t>{c.batch, c.seq, c.input}, 1.0f),
                  false});
   if (c.x_special != 0) ins.back().value.mutable_data<float>()[1] = c.x_special;
-  ins.push_back({"W", random_floats(rng, {dirs, 4 * H, c.input}, k), !c.feed_weights});
-  ins.push_back({"R", random_floats(rng, {dirs, 4 * H, H}, k), !c.feed_weights});
-  ins.push_back({c.bias ? "B" : "", c.bias ? random_floats(rng, {dirs, 8 * H}, k) : Tensor{}, !c.feed_weights});
+  ins.push_back({"W", random_floats(rng, {dirs, G * H, c.input}, k), !c.feed_weights});
+  ins.push_back({"R", random_floats(rng, {dirs, G * H, H}, k), !c.feed_weights});
+  ins.push_back({c.bias ? "B" : "", c.bias ? random_floats(rng, {dirs, 2 * G * H}, k) : Tensor{}, !c.feed_weights});
   if (!c.lens.empty()) {
     Tensor lens = Tensor::allocate(DataType::Int32, {c.batch});
     std::copy(c.lens.begin(), c.lens.end(), lens.mutable_data<int32_t>());
@@ -88,8 +92,10 @@ Built build(const LstmCase& c, uint32_t seed) {
     ins.push_back({"", Tensor{}, false});
   }
   ins.push_back({c.h0 ? "initial_h" : "", c.h0 ? random_floats(rng, state, 1.0f) : Tensor{}, false});
-  ins.push_back({c.c0 ? "initial_c" : "", c.c0 ? random_floats(rng, state, 1.0f) : Tensor{}, false});
-  ins.push_back({c.peepholes ? "P" : "", c.peepholes ? random_floats(rng, {dirs, 3 * H}, k) : Tensor{}, true});
+  if (lstm) {
+    ins.push_back({c.c0 ? "initial_c" : "", c.c0 ? random_floats(rng, state, 1.0f) : Tensor{}, false});
+    ins.push_back({c.peepholes ? "P" : "", c.peepholes ? random_floats(rng, {dirs, 3 * H}, k) : Tensor{}, true});
+  }
   while (!ins.empty() && ins.back().name.empty()) ins.pop_back();
 
   pb::Arena arena;
@@ -97,9 +103,9 @@ Built build(const LstmCase& c, uint32_t seed) {
   m.ir_version = 8;
   m.opset_import.push_back({"", c.opset, {}});
   pb::Graph& g = m.graph.emplace();
-  g.name = "lstm";
+  g.name = "rnn";
   pb::Node& n = g.node.emplace_back();
-  n.op_type = "LSTM";
+  n.op_type = arena.save(c.op);
   Built out;
   for (const In& in : ins) {
     n.input.push_back(arena.save(in.name));
@@ -120,7 +126,7 @@ Built build(const LstmCase& c, uint32_t seed) {
     for (int64_t d : in.value.dims()) shape.dim.emplace_back().dim_value = d;
     out.feeds[in.name] = Datum::of(in.value);
   }
-  const std::pair<const char*, bool> outs[] = {{"Y", c.want_y}, {"Y_h", c.want_yh}, {"Y_c", c.want_yc}};
+  const std::pair<const char*, bool> outs[] = {{"Y", c.want_y}, {"Y_h", c.want_yh}, {"Y_c", lstm && c.want_yc}};
   int last = -1;
   for (int i = 0; i < 3; ++i)
     if (outs[i].second) last = i;
@@ -137,6 +143,7 @@ Built build(const LstmCase& c, uint32_t seed) {
   attr("hidden_size", pb::AttrType::Int).i = H;
   attr("direction", pb::AttrType::String).s = arena.save(c.direction);
   if (c.layout != 0) attr("layout", pb::AttrType::Int).i = c.layout;
+  if (c.linear_before_reset) attr("linear_before_reset", pb::AttrType::Int).i = 1;
   if (c.clip > 0) attr("clip", pb::AttrType::Float).f = c.clip;
   if (!c.activations.empty()) {
     pb::Attribute& a = attr("activations", pb::AttrType::Strings);
@@ -182,7 +189,7 @@ void compare(const LstmCase& c, uint32_t seed) {
   else EXPECT_EQ(fast_log.find("exec,cpu,"), std::string::npos) << "expected the reference, but oneDNN ran";
   EXPECT_EQ(ref_log.find("exec,cpu,"), std::string::npos) << "the reference run used oneDNN";
   ASSERT_EQ(fast_out.size(), ref_out.size());
-  ASSERT_EQ(fast_out.size(), static_cast<size_t>(c.want_y + c.want_yh + c.want_yc));
+  ASSERT_EQ(fast_out.size(), static_cast<size_t>(c.want_y + c.want_yh + (c.op == "LSTM" && c.want_yc)));
   for (size_t i = 0; i < ref_out.size(); ++i) {
     EXPECT_EQ(fast_out[i].first, ref_out[i].first);
     expect_close(fast_out[i].second, ref_out[i].second, what + " output " + ref_out[i].first);
@@ -263,6 +270,58 @@ TEST(FastLstm, UnsupportedConfigurationsFallBackToTheReference) {
   fed.feed_weights = true;
   fed.expect_fast = false;
   compare(fed, 14);
+}
+
+TEST(FastGru, RandomShapesMatchReference) {
+  std::mt19937 rng(22);
+  std::uniform_int_distribution<int64_t> small(1, 9);
+  const char* directions[] = {"forward", "reverse", "bidirectional"};
+  uint32_t seed = 200;
+  for (int trial = 0; trial < 24; ++trial) {
+    LstmCase c;
+    c.op = "GRU";
+    c.linear_before_reset = trial % 2 == 1;
+    c.direction = directions[trial % 3];
+    c.seq = trial % 7 == 0 ? 1 : small(rng);
+    c.batch = trial % 4 == 0 ? 1 : small(rng);
+    c.input = small(rng) * 3;
+    c.hidden = small(rng) * (trial % 5 == 0 ? 9 : 2);
+    c.layout = trial % 6 == 5 ? 1 : 0;
+    c.opset = trial % 6 == 5 ? 14 : (trial % 4 < 2 ? 7 : 22);
+    c.bias = trial % 8 != 1;
+    c.h0 = (trial / 3) % 2 == 0;
+    c.want_y = trial % 9 != 4;
+    c.want_yh = trial % 5 != 2 || !c.want_y;
+    compare(c, seed++);
+  }
+}
+
+TEST(FastGru, BenchmarkSizedMatchesReference) {
+  for (bool lbr : {false, true}) {
+    LstmCase c;
+    c.op = "GRU";
+    c.linear_before_reset = lbr;
+    c.seq = 12;
+    c.input = 64;
+    c.hidden = 160;  // 3H = 480: the last column panel is partial
+    c.h0 = true;
+    compare(c, lbr ? 41 : 40);
+  }
+}
+
+TEST(FastGru, UnsupportedConfigurationsFallBackToTheReference) {
+  LstmCase lens;
+  lens.op = "GRU";
+  lens.batch = 2;
+  lens.lens = {5, 3};
+  lens.expect_fast = false;
+  compare(lens, 42);
+
+  LstmCase acts;
+  acts.op = "GRU";
+  acts.activations = {"HardSigmoid", "Tanh"};
+  acts.expect_fast = false;
+  compare(acts, 43);
 }
 
 // NaN propagates as in the reference; infinities and large inputs saturate the gates.
