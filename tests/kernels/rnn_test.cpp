@@ -39,6 +39,7 @@ struct LstmCase {
   std::vector<std::string> activations;   // attribute when not empty
   float clip = 0;                         // attribute when > 0
   bool feed_weights = false;              // W, R, B are graph inputs fed at run time, not initializers
+  bool overridable_w = false;             // W is an initializer and also a graph input (a run may feed another)
   bool expect_fast = true;
   float x_special = 0;                    // when not 0: X's element 1 (NaN, infinities, large values)
 
@@ -110,13 +111,14 @@ Built build(const LstmCase& c, uint32_t seed) {
   for (const In& in : ins) {
     n.input.push_back(arena.save(in.name));
     if (in.name.empty()) continue;
+    const bool overridable = c.overridable_w && in.name == "W";
     if (in.constant) {
       pb::Tensor& init = g.initializer.emplace_back();
       init.name = arena.save(in.name);
       init.data_type = static_cast<int32_t>(in.value.dtype());
       init.dims = in.value.dims();
       init.raw_data = arena.save(std::string(in.value.bytes()));
-      continue;
+      if (!overridable) continue;
     }
     pb::ValueInfo& vi = g.input.emplace_back();
     vi.name = arena.save(in.name);
@@ -124,7 +126,7 @@ Built build(const LstmCase& c, uint32_t seed) {
     tt.elem_type = static_cast<int32_t>(in.value.dtype());
     auto& shape = tt.shape.emplace();
     for (int64_t d : in.value.dims()) shape.dim.emplace_back().dim_value = d;
-    out.feeds[in.name] = Datum::of(in.value);
+    if (!overridable) out.feeds[in.name] = Datum::of(in.value);
   }
   const std::pair<const char*, bool> outs[] = {{"Y", c.want_y}, {"Y_h", c.want_yh}, {"Y_c", lstm && c.want_yc}};
   int last = -1;
@@ -334,6 +336,35 @@ TEST(FastLstm, SpecialValuesMatchReference) {
     c.x_special = v;
     compare(c, seed++);
   }
+}
+
+// W is an initializer that is also a graph input: runs that do not feed it take the fast path with the packed W;
+// a run that feeds another W must compute with the fed one.
+TEST(FastLstm, AFedInitializerReplacesThePackedWeights) {
+  LstmCase c;
+  c.overridable_w = true;
+  c.batch = 2;
+  compare(c, 50);
+  Built b = build(c, 50);
+  std::mt19937 rng(51);
+  std::map<std::string, Datum> feeds = b.feeds;
+  feeds["W"] = Datum::of(random_floats(rng, {1, 4 * c.hidden, c.input}, 0.5f));
+  SessionOptions ref_opts;
+  ref_opts.reference_kernels = true;
+  Session fast = Session::from_bytes(b.bytes), ref = Session::from_bytes(b.bytes, ref_opts);
+  std::vector<std::pair<std::string, Datum>> fast_out, ref_out;
+  const std::string log = onednn_log([&] { fast_out = fast.run(feeds); });
+  EXPECT_EQ(log.find("exec,cpu,"), std::string::npos) << "a fed W must not take the packed one's fast path";
+  ref_out = ref.run(feeds);
+  ASSERT_EQ(fast_out.size(), ref_out.size());
+  for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i].second, ref_out[i].second, "fed W");
+  // And the fed W really changes the result: the case is not degenerate.
+  const std::vector<std::pair<std::string, Datum>> packed_out = fast.run(b.feeds);
+  const float* a = fast_out[0].second.tensor.data<float>();
+  const float* p = packed_out[0].second.tensor.data<float>();
+  bool differs = false;
+  for (uint64_t i = 0; i < fast_out[0].second.tensor.element_count(); ++i) differs = differs || a[i] != p[i];
+  EXPECT_TRUE(differs);
 }
 
 // Default activations spelled out (any case) are still the fast path.
