@@ -13,11 +13,16 @@
 // clip bounds every activation input to [-clip, clip]. sequence_lens: rows past a batch entry's length are 0 in
 // Y, and Y_h/Y_c hold the state after its last valid step (the reverse direction starts at length-1).
 // LSTM input_forget couples the gates: f = 1 - i. Computation is in double.
+// Fast kernels: a float32 LSTM or GRU with constant W, R (and B, P when given), default activations, no clip and
+// no input_forget runs kernels/rnn.hpp (oneDNN products and a vectorized cell), weights packed at session
+// creation; runs it cannot take (other weights fed, sequence_lens shorter than the sequence, odd shapes) go to the
+// reference.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
 
+#include "kernels/rnn.hpp"
 #include "ops/nn/float_store.hpp"
 
 namespace onyx::ops {
@@ -362,6 +367,129 @@ void infer_cell(Cell cell, int version, InferContext& ctx) {
   if (cell == Cell::Lstm) ctx.set_output(2, Type::tensor(dt, x_known ? state : Shape{}));
 }
 
+// LSTM or GRU with their default gate functions (LSTM sigmoid, tanh, tanh; GRU sigmoid, tanh, in every direction),
+// no clip and no coupled LSTM gates: what kernels/rnn.hpp computes.
+bool fast_config(const Config& c) {
+  if (c.cell == Cell::Rnn || c.clip || c.input_forget) return false;
+  const size_t per = static_cast<size_t>(acts_per_direction(c.cell));
+  for (size_t i = 0; i < c.acts.size(); ++i)
+    if (c.acts[i].kind != (i % per == 0 ? Activation::Kind::Sigmoid : Activation::Kind::Tanh)) return false;
+  return true;
+}
+
+bool same_bytes(const Tensor& a, const Tensor* b) { return b && a.bytes().data() == b->bytes().data(); }
+
+kernels::RnnDirection fast_direction(const Config& c) {
+  if (c.num_dirs == 2) return kernels::RnnDirection::Bidirectional;
+  return c.reverse ? kernels::RnnDirection::Reverse : kernels::RnnDirection::Forward;
+}
+
+// The fast LSTM (Packed = kernels::PackedLstm) or GRU (kernels::PackedGru) with its packed constant weights.
+template <class Packed>
+class FastCell : public Kernel {
+ public:
+  // b: B or null; p: LSTM peepholes or null.
+  FastCell(Config c, const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p, Packed packed)
+      : c_(std::move(c)), w_(w), r_(r), b_(b), p_(p), packed_(std::move(packed)) {}
+
+  // For an X of static shape: the primitives are made now rather than in the first run.
+  void prepare(const Dims& x_dims) {
+    if (x_dims.size() == 3 && x_dims[2] == packed_.input_size() && x_dims[0] > 0 && x_dims[1] > 0)
+      packed_.prepare(c_.layout == 0 ? x_dims[0] : x_dims[1], c_.layout == 0 ? x_dims[1] : x_dims[0]);
+  }
+
+  void run(KernelContext& ctx) override {
+    if (!usable(ctx)) return run_cell(c_, ctx);  // computes, or reports bad input as the reference does
+    const Tensor& x = ctx.input(0);
+    const int64_t S = c_.layout == 0 ? x.dims()[0] : x.dims()[1];
+    const int64_t B = c_.layout == 0 ? x.dims()[1] : x.dims()[0];
+    const int64_t ND = c_.num_dirs, H = packed_.hidden_size();
+    const Dims state_dims = c_.layout == 0 ? Dims{ND, B, H} : Dims{B, ND, H};
+    const bool lstm = c_.cell == Cell::Lstm;
+    kernels::RnnIo io;
+    io.x = x.data<float>();
+    if (ctx.has_input(5)) io.h0 = ctx.input(5).data<float>();
+    if (lstm && ctx.num_inputs() > 6 && ctx.has_input(6)) io.c0 = ctx.input(6).data<float>();
+    const auto wanted = [&](size_t i) { return ctx.num_outputs() > i && ctx.output_wanted(i); };
+    if (wanted(0))
+      io.y = ctx.allocate_output(0, DataType::Float, c_.layout == 0 ? Dims{S, ND, B, H} : Dims{B, S, ND, H})
+                 .mutable_data<float>();
+    if (wanted(1)) io.yh = ctx.allocate_output(1, DataType::Float, state_dims).mutable_data<float>();
+    if (lstm && wanted(2)) io.yc = ctx.allocate_output(2, DataType::Float, state_dims).mutable_data<float>();
+    packed_.run(S, B, c_.layout == 1, io);
+  }
+
+ private:
+  // Whether this run's inputs are the packed constants and shapes the kernel takes.
+  bool usable(const KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DataType::Float || x.dims().size() != 3 || x.dims()[2] != packed_.input_size()) return false;
+    const int64_t S = c_.layout == 0 ? x.dims()[0] : x.dims()[1];
+    const int64_t B = c_.layout == 0 ? x.dims()[1] : x.dims()[0];
+    if (S <= 0 || B <= 0) return false;
+    if (!same_bytes(ctx.input(1), &w_) || !same_bytes(ctx.input(2), &r_)) return false;
+    const auto given = [&](size_t i) { return ctx.num_inputs() > i && ctx.has_input(i); };
+    if (given(3) ? !same_bytes(ctx.input(3), b_) : b_ != nullptr) return false;
+    if (c_.cell == Cell::Lstm && (given(7) ? !same_bytes(ctx.input(7), p_) : p_ != nullptr)) return false;
+    if (given(4)) {
+      const Tensor& lens = ctx.input(4);
+      if (lens.dtype() != DataType::Int32 || lens.dims() != Dims{B}) return false;
+      for (int64_t i = 0; i < B; ++i)
+        if (lens.data<int32_t>()[i] != S) return false;
+    }
+    const Dims state_dims = c_.layout == 0 ? Dims{c_.num_dirs, B, packed_.hidden_size()}
+                                           : Dims{B, c_.num_dirs, packed_.hidden_size()};
+    for (size_t i : {size_t{5}, size_t{6}}) {
+      if (i == 6 && c_.cell != Cell::Lstm) break;
+      if (given(i) && (ctx.input(i).dtype() != DataType::Float || ctx.input(i).dims() != state_dims)) return false;
+    }
+    return true;
+  }
+
+  Config c_;
+  const Tensor& w_;
+  const Tensor& r_;
+  const Tensor* b_;
+  const Tensor* p_;
+  Packed packed_;
+};
+
+// The fast LSTM/GRU when the node and its constant inputs allow it, else null.
+std::unique_ptr<Kernel> fast_cell(const Config& c, const KernelInit& init) {
+  if (init.reference_only || !fast_config(c)) return nullptr;
+  const auto given = [&](size_t i) { return i < init.node.inputs.size() && init.node.inputs[i] != nullptr; };
+  const auto float_const = [&](size_t i, const Dims& dims) {
+    const Tensor* t = init.input_value(i);
+    return t && t->dtype() == DataType::Float && t->dims() == dims ? t : nullptr;
+  };
+  const int64_t G = gate_count(c.cell), ND = c.num_dirs;
+  const Tensor* w = init.input_value(1);
+  if (!w || w->dtype() != DataType::Float || w->dims().size() != 3) return nullptr;
+  const int64_t H = w->dims()[1] / G, I = w->dims()[2];
+  if (w->dims()[0] != ND || w->dims()[1] % G != 0 || H <= 0 || I <= 0 || (c.hidden_size && *c.hidden_size != H))
+    return nullptr;
+  const Tensor* r = float_const(2, {ND, G * H, H});
+  const Tensor* b = given(3) ? float_const(3, {ND, 2 * G * H}) : nullptr;
+  const bool lstm = c.cell == Cell::Lstm;
+  const Tensor* p = lstm && given(7) ? float_const(7, {ND, 3 * H}) : nullptr;
+  if (!r || (given(3) && !b) || (lstm && given(7) && !p)) return nullptr;
+  const float* bp = b ? b->data<float>() : nullptr;
+  const auto finish = [&](auto k) -> std::unique_ptr<Kernel> {
+    if (!init.input_types.empty() && init.input_types[0]) {
+      if (std::optional<Dims> x_dims = static_dims(*init.input_types[0])) k->prepare(*x_dims);
+    }
+    return k;
+  };
+  if (lstm)
+    return finish(std::make_unique<FastCell<kernels::PackedLstm>>(
+        c, *w, *r, b, p,
+        kernels::PackedLstm(w->data<float>(), r->data<float>(), bp, p ? p->data<float>() : nullptr,
+                            fast_direction(c), I, H)));
+  return finish(std::make_unique<FastCell<kernels::PackedGru>>(
+      c, *w, *r, b, nullptr,
+      kernels::PackedGru(w->data<float>(), r->data<float>(), bp, c.linear_before_reset, fast_direction(c), I, H)));
+}
+
 void add_cell(Registry& r, Cell cell, std::initializer_list<int> versions) {
   const std::vector<DataType> v1 = {D::Float16, D::Float, D::Double};
   const std::vector<DataType> v22 = {D::BFloat16, D::Float16, D::Float, D::Double};
@@ -372,6 +500,7 @@ void add_cell(Registry& r, Cell cell, std::initializer_list<int> versions) {
         r, "", cell_name(cell), {v}, types, [cell, v](InferContext& ctx) { infer_cell(cell, v, ctx); },
         [cell, v](const KernelInit& init) {
           Config c = parse_config(cell, v, init.attrs);
+          if (std::unique_ptr<Kernel> fast = fast_cell(c, init)) return fast;
           return make_kernel([c](KernelContext& ctx) { run_cell(c, ctx); });
         });
   }
