@@ -24,7 +24,7 @@ const char* const kBenchUsage =
     "  --input NAME=FILE   an input from a .pb or .npy file; inputs not given are generated as arange(n)/n (as\n"
     "                      --dummy; the default), or random with --seed N; symbolic dims are 1 unless --dim\n"
     "  --threads N         intra-op threads for the session (0: the engine's default)\n"
-    "  --level LEVEL       graph optimization: basic, all (the default) or 0 (off)\n"
+    "  --level LEVEL       graph optimization: basic, extended, all (the default) or 0 (off)\n"
     "  --json              print one JSON object: model, create_ms, first_run_ms, median_ms, p90_ms, min_ms,\n"
     "                      cpu_median_ms (CPU time of a run, all threads), runs, warmup, threads, peak_rss_mb\n";
 

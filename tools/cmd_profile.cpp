@@ -26,7 +26,8 @@ const char* const kProfileUsage =
     "for the nodes that ran there, not for the node that called it.\n"
     ONYX_CLI_FEED_HELP
     "  --runs N            number of runs (default 1)\n"
-    "  --level LEVEL       graph optimization of the session: basic, all (default) or 0 (off)\n"
+    "  --level LEVEL       graph optimization of the session: basic, extended, all (default) or 0 (off)\n"
+    "  --threads N         intra-op threads (default 0: one per physical core)\n"
     "  -o TRACE.json       write a Chrome trace: one complete event per node run (name = node name, cat = op type,\n"
     "                      args: op type, graph, run, inferred input types) inside one event per run; open it in\n"
     "                      chrome://tracing or ui.perfetto.dev\n";
@@ -128,7 +129,7 @@ void write_trace(const std::string& path, const std::string& model_path, const s
 
 int cmd_profile(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kFeedValuedOptions;
-  valued.insert(valued.end(), {"--runs", "-o", "--level"});
+  valued.insert(valued.end(), {"--runs", "-o", "--level", "--threads"});
   Args args(argv, valued, kFeedFlags);
   if (print_help_if_asked(args, kProfileUsage)) return 0;
   expect_positional(args, 1, 1, kProfileUsage);
@@ -139,6 +140,7 @@ int cmd_profile(const std::vector<std::string>& argv) {
   progress.set_item("loading " + model_path);
   SessionOptions options;
   if (auto level = args.value("--level")) options.optimization_level = opt::parse_level(*level);
+  options.threads = static_cast<int>(parse_int_option(args.value("--threads").value_or("0"), "--threads", 0, 1024));
   Session s = Session::from_file(model_path, options);
   std::map<std::string, Datum> feeds = make_feeds(s, args);
 

@@ -442,7 +442,17 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
   const Graph& g = *impl->model.graph;
   for (const Value* v : g.inputs)
     if (!v->initializer) impl->inputs.push_back({v->name, v->type});
-  impl->main = impl->compile(g, impl->model.opset_imports, nullptr);
+  // Kernels made here (oneDNN primitives for static shapes) split their work for the team size they see now:
+  // the session's, as its runs will use.
+  const int caller_threads = omp_get_max_threads();
+  threads::use_for_this_thread(options.threads > 0 ? options.threads : threads::physical_cores());
+  try {
+    impl->main = impl->compile(g, impl->model.opset_imports, nullptr);
+  } catch (...) {
+    threads::use_for_this_thread(caller_threads);
+    throw;
+  }
+  threads::use_for_this_thread(caller_threads);
   impl->plans[&g] = impl->main;
   for (const Value* v : g.outputs) impl->outputs.push_back({v->name, v->type});
   return impl.release();

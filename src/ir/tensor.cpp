@@ -2,12 +2,67 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <map>
 
 #include "base/error.hpp"
 #include "format/onnx_proto.hpp"
 #include "format/tensor_data.hpp"
 
 namespace onyx {
+
+namespace {
+
+// Large tensor buffers are kept for reuse when released: runs of a model allocate the same sizes every time, and
+// memory handed back to the system costs a page fault per 4 KiB page when touched again. Sizes are rounded to
+// whole pages; at most kMaxCachedBytes are kept (beyond that, buffers are freed).
+class BufferPool {
+ public:
+  static constexpr size_t kMinBytes = size_t{64} << 10, kMaxCachedBytes = size_t{256} << 20;
+
+  static BufferPool& instance() {
+    static BufferPool* pool = new BufferPool;  // never destroyed: tensors may be released during exit
+    return *pool;
+  }
+
+  static size_t rounded(size_t bytes) { return bytes < kMinBytes ? (bytes + 63) / 64 * 64 : (bytes + 4095) / 4096 * 4096; }
+
+  // A buffer of at least `bytes`; `bytes` becomes its actual size. A kept buffer serves requests down to half its
+  // size, so runs whose sizes differ a little still reuse memory instead of keeping one buffer per size.
+  void* take(size_t& bytes) {
+    if (bytes >= kMinBytes) {
+      std::lock_guard lock(mutex_);
+      auto it = free_.lower_bound(bytes);
+      if (it != free_.end() && it->first / 2 <= bytes) {
+        void* p = it->second;
+        bytes = it->first;
+        free_.erase(it);
+        cached_ -= bytes;
+        return p;
+      }
+    }
+    return std::aligned_alloc(bytes >= kMinBytes ? 4096 : 64, bytes);
+  }
+
+  void give(void* p, size_t bytes) {
+    if (bytes >= kMinBytes) {
+      std::lock_guard lock(mutex_);
+      if (cached_ + bytes <= kMaxCachedBytes) {
+        free_.emplace(bytes, p);
+        cached_ += bytes;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::multimap<size_t, void*> free_;
+  size_t cached_ = 0;
+};
+
+}  // namespace
 
 Tensor Tensor::view(std::string name, DataType dtype, std::vector<int64_t> dims, std::string_view bytes,
                     std::shared_ptr<const void> keep) {
@@ -49,11 +104,13 @@ Tensor Tensor::allocate(DataType dtype, std::vector<int64_t> dims) {
   auto bytes = raw_byte_size(dtype, n);
   if (!bytes) fail("cannot allocate a tensor of ", n, " ", dtype, " elements");
   size_t size = static_cast<size_t>(*bytes);
-  size_t rounded = (size + 63) / 64 * 64;
-  void* p = rounded ? std::aligned_alloc(64, rounded) : nullptr;
+  size_t rounded = BufferPool::rounded(size);
+  void* p = rounded ? BufferPool::instance().take(rounded) : nullptr;
   if (rounded && !p) fail("out of memory allocating ", size, " bytes");
-  if (rounded) std::memset(p, 0, rounded);
-  std::shared_ptr<void> keep(p, [](void* q) { std::free(q); });
+  if (rounded) std::memset(p, 0, size);
+  std::shared_ptr<void> keep(p, [rounded](void* q) {
+    if (q) BufferPool::instance().give(q, rounded);
+  });
   Tensor t = view({}, dtype, std::move(dims), std::string_view(static_cast<const char*>(p), size), std::move(keep));
   t.is_view_ = false;
   t.writable_ = true;
