@@ -1,4 +1,5 @@
 #include "ir/tensor.hpp"
+#include "ir/tensor_alloc.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -62,7 +63,22 @@ class BufferPool {
   size_t cached_ = 0;
 };
 
+// Set while allocate_for_overwrite runs Tensor::allocate on this thread.
+thread_local bool skip_zero_fill = false;
+
 }  // namespace
+
+Tensor allocate_for_overwrite(DataType dtype, std::vector<int64_t> dims) {
+  skip_zero_fill = true;
+  try {
+    Tensor t = Tensor::allocate(dtype, std::move(dims));
+    skip_zero_fill = false;
+    return t;
+  } catch (...) {
+    skip_zero_fill = false;
+    throw;
+  }
+}
 
 Tensor Tensor::view(std::string name, DataType dtype, std::vector<int64_t> dims, std::string_view bytes,
                     std::shared_ptr<const void> keep) {
@@ -107,7 +123,7 @@ Tensor Tensor::allocate(DataType dtype, std::vector<int64_t> dims) {
   size_t rounded = BufferPool::rounded(size);
   void* p = rounded ? BufferPool::instance().take(rounded) : nullptr;
   if (rounded && !p) fail("out of memory allocating ", size, " bytes");
-  if (rounded) std::memset(p, 0, size);
+  if (rounded && !skip_zero_fill) std::memset(p, 0, size);
   std::shared_ptr<void> keep(p, [rounded](void* q) {
     if (q) BufferPool::instance().give(q, rounded);
   });

@@ -16,6 +16,7 @@
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
 #include "ops/nn/nn_kit.hpp"
+#include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -192,7 +193,8 @@ class NhwcConvKernel : public Kernel {
       if (z.dtype() != DataType::Float || z.dims() != out) return false;
     }
     const kernels::PackedConv& conv = packed(hw);
-    Tensor& y = ctx.allocate_output(0, DataType::Float, out);
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, out));
+    Tensor& y = ctx.outputs()[0].tensor;
     if (epilogue_.sum) std::memcpy(y.mutable_data<char>(), ctx.input(3).bytes().data(), y.bytes().size());
     conv.run_nhwc(x.data<float>(), x.dims()[0], x.dims()[1], x.dims()[2], y.mutable_data<float>());
     return true;
@@ -288,7 +290,8 @@ class NhwcPoolKernel : public Kernel {
       s.pads[i + 2] = need;
     }
     const kernels::NhwcPool& pool = pool_for(s);
-    Tensor& y = ctx.allocate_output(0, DataType::Float, {s.N, s.out[0], s.out[1], s.C});
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, {s.N, s.out[0], s.out[1], s.C}));
+    Tensor& y = ctx.outputs()[0].tensor;
     pool.run(x.data<float>(), y.mutable_data<float>());
     return true;
   }

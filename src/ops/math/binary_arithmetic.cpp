@@ -11,6 +11,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
+#include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -147,7 +148,8 @@ bool run_fast(Arith op, KernelContext& ctx, bool legacy, int64_t axis) {
   if (a.dtype() != DataType::Float || b.dtype() != DataType::Float) return false;
   const Dims bd = legacy ? legacy_broadcast(a.dims(), b.dims(), axis) : b.dims();
   const Dims out = broadcast_dims(a.dims(), bd);
-  Tensor& y = ctx.allocate_output(0, DataType::Float, out);
+  ctx.set_output(0, allocate_for_overwrite(DataType::Float, out));
+  Tensor& y = ctx.outputs()[0].tensor;
   constexpr kernels::BinaryOp kops[] = {kernels::BinaryOp::Add, kernels::BinaryOp::Sub, kernels::BinaryOp::Mul,
                                         kernels::BinaryOp::Div};
   kernels::binary(kops[static_cast<int>(op)], a.data<float>(), a.dims(), b.data<float>(), bd, y.mutable_data<float>(), out);

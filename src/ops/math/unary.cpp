@@ -17,6 +17,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
+#include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -85,7 +86,8 @@ class FastFloatUnary : public Kernel {
       reference_->run(ctx);
       return;
     }
-    Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
+    Tensor& y = ctx.outputs()[0].tensor;
     kernels::unary(p_, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
   }
 

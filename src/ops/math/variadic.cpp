@@ -7,6 +7,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "ops/math/binary_kit.hpp"
+#include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -124,7 +125,8 @@ bool sum_fast(KernelContext& ctx) {
   for (size_t i = 0; i < k; ++i)
     if (!ctx.has_input(i) || ctx.input(i).dtype() != D::Float || ctx.input(i).dims() != ctx.input(0).dims()) return false;
   const Tensor& x0 = ctx.input(0);
-  Tensor& y = ctx.allocate_output(0, D::Float, x0.dims());
+  ctx.set_output(0, allocate_for_overwrite(D::Float, x0.dims()));
+  Tensor& y = ctx.outputs()[0].tensor;
   const int64_t n = static_cast<int64_t>(x0.element_count());
   if (n == 0) return true;
   float* py = y.mutable_data<float>();

@@ -22,6 +22,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
+#include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -107,7 +108,8 @@ class FastFloatUnary : public Kernel {
       reference_->run(ctx);
       return;
     }
-    Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
+    Tensor& y = ctx.outputs()[0].tensor;
     kernels::unary(p_, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
   }
 
@@ -238,7 +240,8 @@ void run_clip_inputs(KernelContext& ctx, bool fast) {
   if (fast && x.dtype() == D::Float) {
     const float inf = std::numeric_limits<float>::infinity();
     kernels::UnaryParams p = clip_params(tmin ? tmin->data<float>()[0] : -inf, tmax ? tmax->data<float>()[0] : inf);
-    Tensor& y = ctx.allocate_output(0, D::Float, x.dims());
+    ctx.set_output(0, allocate_for_overwrite(D::Float, x.dims()));
+    Tensor& y = ctx.outputs()[0].tensor;
     kernels::unary(p, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
     return;
   }

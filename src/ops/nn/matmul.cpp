@@ -9,6 +9,7 @@
 // creation; other float32 MatMuls of rank 2..6 go to oneDNN's batched matmul. Anything else runs the reference.
 #include "kernels/gemm.hpp"
 #include "ops/nn/nn_kit.hpp"
+#include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -256,7 +257,8 @@ class FastMatMul : public Kernel {
     const MatMulGeom g = matmul_geom(a.dims(), b.dims());
     if (b_.matches(b)) {
       // Every row of every batch of A against the one B: a single [rows, K] x [K, N] product.
-      Tensor& y = ctx.allocate_output(0, DataType::Float, g.out);
+      ctx.set_output(0, allocate_for_overwrite(DataType::Float, g.out));
+      Tensor& y = ctx.outputs()[0].tensor;
       b_.gemm->run(a.data<float>(), product(a.dims()) / g.K, y.mutable_data<float>());
       return;
     }
@@ -266,7 +268,8 @@ class FastMatMul : public Kernel {
     Dims ad = a.dims(), bd = b.dims();
     ad.insert(ad.begin(), rank - ad.size(), 1);
     bd.insert(bd.begin(), rank - bd.size(), 1);
-    Tensor& y = ctx.allocate_output(0, DataType::Float, g.out);
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, g.out));
+    Tensor& y = ctx.outputs()[0].tensor;
     kernels::batched_matmul(a.data<float>(), ad, b.data<float>(), bd, y.mutable_data<float>());
   }
 
@@ -286,7 +289,8 @@ class FastGemm : public Kernel {
     if (a.dtype() != DataType::Float || a.dims().size() != 2 || !b_.matches(ctx.input(1)) || !same_c ||
         a.dims()[1] != b_.gemm->K())
       return reference_(ctx);
-    Tensor& y = ctx.allocate_output(0, DataType::Float, {a.dims()[0], b_.gemm->N()});
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, {a.dims()[0], b_.gemm->N()}));
+    Tensor& y = ctx.outputs()[0].tensor;
     b_.gemm->run(a.data<float>(), a.dims()[0], y.mutable_data<float>());
   }
 

@@ -22,6 +22,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "ops/nn/nn_kit.hpp"
+#include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -168,7 +169,8 @@ bool batch_norm_fast(KernelContext& ctx, const BatchNormAttrs& a, int opset) {
     mul[c] = static_cast<float>(m);
     add[c] = static_cast<float>(bias[c] - mean[c] * m);
   }
-  Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+  ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
+  Tensor& y = ctx.outputs()[0].tensor;
   if (N * C * inner > 0) kernels::channel_affine(x.data<float>(), mul.data(), add.data(), y.mutable_data<float>(), N, C, inner);
   return true;
 }
@@ -284,7 +286,8 @@ bool layer_norm_fast(KernelContext& ctx, int64_t axis_attr, double eps, DataType
   const bool want_mean = ctx.num_outputs() > 1 && ctx.output_wanted(1);
   const bool want_inv = ctx.num_outputs() > 2 && ctx.output_wanted(2);
   if ((want_mean || want_inv) && stash != DataType::Float) return false;
-  Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+  ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
+  Tensor& y = ctx.outputs()[0].tensor;
   Dims sdims(x.dims().begin(), x.dims().begin() + axis);
   sdims.resize(rank, 1);
   float* mean = want_mean ? ctx.allocate_output(1, DataType::Float, sdims).mutable_data<float>() : nullptr;

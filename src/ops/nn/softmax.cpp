@@ -8,6 +8,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "ops/nn/nn_kit.hpp"
+#include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -62,7 +63,8 @@ bool softmax_fast(KernelContext& ctx, SoftKind kind, int64_t axis_attr, bool coe
   const int64_t axis = normalize_axis(axis_attr, rank);
   if (!coerce_2d && axis != rank - 1) return false;
   const int64_t rows = product(x.dims(), 0, axis), len = product(x.dims(), axis);
-  Tensor& y = ctx.allocate_output(0, DataType::Float, x.dims());
+  ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
+  Tensor& y = ctx.outputs()[0].tensor;
   if (rows * len == 0) return true;
   kernels::softmax(x.data<float>(), y.mutable_data<float>(), rows, len, kind == SoftKind::LogSoftmax);
   return true;

@@ -1,6 +1,8 @@
 // ai.onnx Transpose — versions 1, 13 (bfloat16), 21 (float8, int4/uint4), 23 (float4e2m1), 24 (float8e8m0),
 // 25 (int2/uint2). perm defaults to the reversed axes; it must be a permutation of [0, rank).
 // Output dim i is input dim perm[i]; inference permutes symbolic dims too.
+#include <algorithm>
+
 #include "ops/tensor/layout_kit.hpp"
 
 namespace onyx::ops {
@@ -25,6 +27,75 @@ std::vector<int64_t> transpose_perm(const std::optional<std::vector<int64_t>>& p
   return p;
 }
 
+// Axes that stay neighbours, in order, move as one: [N, C, H, W] with perm [0, 2, 3, 1] is [N, C, H*W] with perm
+// [0, 2, 1]. Size-1 axes are dropped first. Returns the merged input dims and perm.
+std::pair<Dims, std::vector<int64_t>> merge_axes(const Dims& dims, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> kept_pos(dims.size(), -1);
+  Dims kd;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != 1) kept_pos[i] = static_cast<int64_t>(kd.size()), kd.push_back(dims[i]);
+  std::vector<int64_t> kp;
+  for (int64_t a : perm)
+    if (kept_pos[static_cast<size_t>(a)] >= 0) kp.push_back(kept_pos[static_cast<size_t>(a)]);
+  // Groups of output axes whose input axes are consecutive.
+  std::vector<std::pair<int64_t, int64_t>> groups;  // (first input axis, size) in output order
+  for (size_t i = 0; i < kp.size(); ++i) {
+    if (i > 0 && kp[i] == kp[i - 1] + 1) groups.back().second *= kd[static_cast<size_t>(kp[i])];
+    else groups.emplace_back(kp[i], kd[static_cast<size_t>(kp[i])]);
+  }
+  std::vector<size_t> by_input(groups.size());
+  for (size_t i = 0; i < by_input.size(); ++i) by_input[i] = i;
+  std::sort(by_input.begin(), by_input.end(), [&](size_t x, size_t y) { return groups[x].first < groups[y].first; });
+  Dims md(groups.size());
+  std::vector<int64_t> mp(groups.size());
+  for (size_t j = 0; j < by_input.size(); ++j) {
+    md[j] = groups[by_input[j]].second;
+    mp[by_input[j]] = static_cast<int64_t>(j);
+  }
+  return {md, mp};
+}
+
+// Y[b][c][r] = X[b][r][c] for `batches` R x C matrices of `size`-byte elements, in cache-sized tiles.
+template <size_t kSize>
+void transpose_batched(const char* x, char* y, int64_t batches, int64_t R, int64_t C) {
+  struct E {
+    char b[kSize];
+  };
+  constexpr int64_t kTile = 32;
+  const int64_t tiles_r = (R + kTile - 1) / kTile, tiles_c = (C + kTile - 1) / kTile;
+  const int64_t work = batches * tiles_r * tiles_c;
+#pragma omp parallel for schedule(static) if (batches * R * C > (int64_t{1} << 18))
+  for (int64_t w = 0; w < work; ++w) {
+    const int64_t b = w / (tiles_r * tiles_c), tr = w / tiles_c % tiles_r, tc = w % tiles_c;
+    const E* src = reinterpret_cast<const E*>(x) + b * R * C;
+    E* dst = reinterpret_cast<E*>(y) + b * R * C;
+    const int64_t r1 = std::min(R, (tr + 1) * kTile), c1 = std::min(C, (tc + 1) * kTile);
+    for (int64_t r = tr * kTile; r < r1; ++r)
+      for (int64_t c = tc * kTile; c < c1; ++c) dst[c * R + r] = src[r * C + c];
+  }
+}
+
+// The batched 2-D transposes (channels-first <-> channels-last among them) of 1, 2, 4 or 8-byte elements; false
+// when the permutation is not one.
+bool transpose_fast(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y) {
+  const int bits = dtype_bits(x.dtype());
+  if (bits % 8 != 0 || bits > 64 || x.element_count() < 1024) return false;
+  auto [md, mp] = merge_axes(x.dims(), perm);
+  int64_t batches = 1, R = 0, C = 0;
+  if (mp == std::vector<int64_t>{1, 0}) R = md[0], C = md[1];
+  else if (mp == std::vector<int64_t>{0, 2, 1}) batches = md[0], R = md[1], C = md[2];
+  else return false;
+  const char* src = x.bytes().data();
+  char* dst = y.mutable_data<char>();
+  switch (bits / 8) {
+    case 1: transpose_batched<1>(src, dst, batches, R, C); return true;
+    case 2: transpose_batched<2>(src, dst, batches, R, C); return true;
+    case 4: transpose_batched<4>(src, dst, batches, R, C); return true;
+    case 8: transpose_batched<8>(src, dst, batches, R, C); return true;
+  }
+  return false;
+}
+
 std::optional<std::vector<int64_t>> perm_attr(const AttributeView& a) {
   if (!a.has("perm")) return std::nullopt;
   return a.get_ints("perm");
@@ -46,7 +117,8 @@ void add_transpose(Registry& r) {
     };
     auto kernel = [](const KernelInit& init) {
       auto perm = perm_attr(init.attrs);
-      return make_kernel([perm](KernelContext& ctx) {
+      const bool init_reference = init.reference_only;
+      return make_kernel([perm, init_reference](KernelContext& ctx) {
         const Tensor& x = ctx.input(0);
         const Dims& xd = x.dims();
         auto p = transpose_perm(perm, xd.size());
@@ -57,6 +129,7 @@ void add_transpose(Registry& r) {
           strides[i] = xs[static_cast<size_t>(p[i])];
         }
         Tensor& y = ctx.allocate_output(0, x.dtype(), out);
+        if (!init_reference && transpose_fast(x, p, y)) return;
         gather_strided(x, y, out, strides);
       });
     };
