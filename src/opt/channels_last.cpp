@@ -1,6 +1,7 @@
 // Channels-last layout: float 2-D Conv / FusedConv with constant weights become ai.onyx NhwcConv between two
 // Transposes (NCHW -> NHWC before, back after). The Transposes back to NCHW then move down through MaxPool (one
-// output) and AveragePool, which become NhwcMaxPool / NhwcAveragePool, and ops that do not care about the layout (elementwise
+// output), AveragePool and the global pools (static sizes), which become NhwcMaxPool / NhwcAveragePool, and
+// ops that do not care about the layout (elementwise
 // activations; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or are constants, which
 // get permuted copies; Concat, whose axis is renamed; inference BatchNormalization, which becomes Mul and Add
 // over the last axis), and a Transpose to NHWC reading one back to NCHW reads the NHWC tensor instead. What is
@@ -137,6 +138,16 @@ bool sink(PassContext& ctx, Node& n) {
     inputs[0] = t->inputs[0];
     op = "Nhwc" + n.op_type;
     domain = kOnyxDomain;
+  } else if ((is_op(&n, "GlobalAveragePool") || is_op(&n, "GlobalMaxPool")) && n.inputs.size() == 1) {
+    // The window is the whole (static) plane: the channels-last pool of that kernel.
+    Node* t = transpose_producer(n.inputs[0], kToNchw);
+    auto d = a.static_dims(n.inputs[0]);
+    if (!t || !d || d->size() != 4 || a.dtype(n.inputs[0]) != DataType::Float) return false;
+    inputs[0] = t->inputs[0];
+    op = n.op_type == "GlobalAveragePool" ? "NhwcAveragePool" : "NhwcMaxPool";
+    domain = kOnyxDomain;
+    attrs.clear();
+    attrs.push_back(make_attr_ints("kernel_shape", {(*d)[2], (*d)[3]}));
   } else if (layout_free_unary(a, n)) {
     Node* t = transpose_producer(n.inputs[0], kToNchw);
     if (!t) return false;

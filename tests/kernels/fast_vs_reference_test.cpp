@@ -177,3 +177,140 @@ TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+// The same node run with fast and reference kernels must agree, and (the point of the case) no oneDNN primitive
+// may run: the fast kernel had to hand this input to the reference path.
+void compare_fallback(OneNode node, const std::string& what) {
+  OneNode ref = node;
+  std::vector<Datum> fast_out, ref_out;
+  const std::string fast_log = onednn_log([&] { fast_out = node.run(); });
+  ref_out = ref.options(reference_only()).run();
+  EXPECT_EQ(fast_log.find("exec,cpu,"), std::string::npos) << what << ": expected the reference path";
+  ASSERT_EQ(fast_out.size(), ref_out.size());
+  for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i], ref_out[i], what);
+}
+
+// ai.onyx NhwcConv (channels-last Conv with residual input Z and activation) on oneDNN against its reference
+// (transposes around the standard Conv, Add and activation kernels).
+TEST(FastKernels, NhwcConvMatchesReference) {
+  std::mt19937 rng(21);
+  struct Case {
+    int64_t C, M, H, W, k, stride, dilation, group, pad;
+    const char* auto_pad;
+  };
+  const Case cases[] = {
+      {3, 8, 17, 15, 3, 1, 1, 1, 1, ""}, {16, 16, 9, 9, 3, 2, 1, 16, 1, ""}, {8, 12, 10, 7, 1, 1, 1, 1, 0, ""},
+      {4, 6, 11, 11, 5, 2, 2, 2, 2, ""}, {6, 6, 8, 8, 3, 1, 1, 3, 0, "SAME_UPPER"}, {5, 7, 12, 9, 3, 2, 1, 1, 0, "VALID"},
+  };
+  struct Act {
+    const char* name;
+    std::vector<float> params;
+  };
+  const Act acts[] = {{"", {}},           {"Relu", {}},     {"LeakyRelu", {0.1f}}, {"Clip", {-0.5f, 0.25f}},
+                      {"Sigmoid", {}},    {"Tanh", {}},     {"HardSigmoid", {0.3f, 0.4f}},
+                      {"HardSwish", {}},  {"Elu", {0.7f}}};
+  int trial = 0;
+  for (const Case& c : cases) {
+    for (int variant = 0; variant < 3; ++variant, ++trial) {
+      const Act& act = acts[trial % std::size(acts)];
+      const bool bias = variant != 1, residual = variant != 0;
+      OneNode n("NhwcConv", 1, "ai.onyx");
+      n.input("X", random_floats(rng, {2, c.H, c.W, c.C}))
+          .constant_input("W", random_floats(rng, {c.M, c.C / c.group, c.k, c.k}));
+      if (bias) n.constant_input("B", random_floats(rng, {c.M}));
+      else if (residual) n.omitted_input();
+      if (residual) {
+        // Z has the output's shape: compute it as the model's inference would.
+        const int64_t span = (c.k - 1) * c.dilation + 1;
+        int64_t oh = 0, ow = 0;
+        if (std::string(c.auto_pad) == "SAME_UPPER") {
+          oh = (c.H + c.stride - 1) / c.stride, ow = (c.W + c.stride - 1) / c.stride;
+        } else if (std::string(c.auto_pad) == "VALID") {
+          oh = (c.H - span) / c.stride + 1, ow = (c.W - span) / c.stride + 1;
+        } else {
+          const int64_t extra = c.k > 1 ? 1 : 0;
+          oh = (c.H + 2 * c.pad + extra - span) / c.stride + 1, ow = (c.W + 2 * c.pad - span) / c.stride + 1;
+        }
+        n.input("Z", random_floats(rng, {2, oh, ow, c.M}));
+      }
+      n.attr_ints("strides", {c.stride, c.stride}).attr_ints("dilations", {c.dilation, c.dilation}).attr_int("group", c.group);
+      if (*c.auto_pad) n.attr_string("auto_pad", c.auto_pad);
+      else n.attr_ints("pads", {c.pad, c.pad, c.pad + (c.k > 1 ? 1 : 0), c.pad});
+      if (*act.name) {
+        n.attr_string("activation", act.name);
+        if (!act.params.empty()) n.attr_floats("activation_params", act.params);
+      }
+      compare(n, "NhwcConv C" + std::to_string(c.C) + " k" + std::to_string(c.k) + " g" + std::to_string(c.group) +
+                     (bias ? " +B" : "") + (residual ? " +Z" : "") + " " + act.name,
+              "convolution");
+    }
+  }
+}
+
+TEST(FastKernels, NhwcConvFallsBackForWhatItDidNotPack) {
+  std::mt19937 rng(22);
+  // W fed at run time (not a constant): the reference path computes.
+  OneNode n("NhwcConv", 1, "ai.onyx");
+  n.input("X", random_floats(rng, {1, 6, 5, 4})).input("W", random_floats(rng, {3, 4, 3, 3}));
+  n.attr_ints("pads", {1, 1, 1, 1}).attr_string("activation", "Relu");
+  compare_fallback(n, "NhwcConv with a fed W");
+}
+
+TEST(FastKernels, NhwcPoolsMatchReference) {
+  std::mt19937 rng(23);
+  struct Case {
+    const char* op;
+    int64_t k, stride, pad, dilation;
+    bool ceil, include_pad;
+  };
+  const Case cases[] = {
+      {"MaxPool", 3, 2, 1, 1, false, false},     {"MaxPool", 2, 2, 0, 1, true, false},
+      {"MaxPool", 3, 1, 1, 2, false, false},     {"AveragePool", 3, 2, 1, 1, false, false},
+      {"AveragePool", 3, 2, 1, 1, false, true},  {"AveragePool", 2, 2, 0, 1, true, false},
+      {"AveragePool", 5, 1, 2, 1, false, true},
+  };
+  for (const Case& c : cases) {
+    OneNode n(std::string("Nhwc") + c.op, 1, "ai.onyx");
+    n.input("X", random_floats(rng, {2, 11, 10, 5}));
+    n.attr_ints("kernel_shape", {c.k, c.k}).attr_ints("strides", {c.stride, c.stride}).attr_ints("pads", {c.pad, c.pad, c.pad, c.pad});
+    if (c.dilation > 1) n.attr_ints("dilations", {c.dilation, c.dilation});
+    if (c.ceil) n.attr_int("ceil_mode", 1);
+    if (c.include_pad) n.attr_int("count_include_pad", 1);
+    compare(n, std::string(c.op) + " k" + std::to_string(c.k) + (c.ceil ? " ceil" : "") + (c.include_pad ? " incl" : ""),
+            "pooling");
+  }
+  // ceil_mode adding positions past the end pads with count_include_pad: ONNX never counts them, oneDNN would.
+  OneNode n("NhwcAveragePool", 1, "ai.onyx");
+  n.input("X", random_floats(rng, {1, 10, 10, 3}));
+  n.attr_ints("kernel_shape", {3, 3}).attr_ints("strides", {2, 2}).attr_int("ceil_mode", 1).attr_int("count_include_pad", 1);
+  compare_fallback(n, "AveragePool ceil_mode + count_include_pad");
+}
+
+// Transposes that are batched 2-D transposes take a tiled path; any permutation must give the reference's bytes.
+TEST(FastKernels, TransposeMatchesReference) {
+  std::mt19937 rng(24);
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{2, 3, 37, 41}, {0, 2, 3, 1}}, {{2, 37, 41, 3}, {0, 3, 1, 2}}, {{65, 70}, {1, 0}},
+      {{3, 1, 40, 50}, {0, 3, 2, 1}}, {{4, 33, 35}, {0, 2, 1}},       {{2, 3, 4, 50, 60}, {0, 1, 3, 4, 2}},
+      {{5, 6, 7, 8}, {3, 1, 2, 0}},
+  };
+  for (const auto& [dims, perm] : cases) {
+    for (DataType dt : {DataType::Float, DataType::UInt8, DataType::Int16, DataType::Double}) {
+      Tensor x = Tensor::allocate(dt, dims);
+      char* p = x.mutable_data<char>();
+      for (size_t i = 0; i < x.bytes().size(); ++i) p[i] = static_cast<char>(rng());
+      OneNode n("Transpose", 13);
+      n.input("X", x).attr_ints("perm", perm);
+      OneNode ref = n;
+      const Datum fast = n.run()[0], slow = ref.options(reference_only()).run()[0];
+      ASSERT_EQ(fast.tensor.dims(), slow.tensor.dims());
+      EXPECT_EQ(fast.tensor.bytes(), slow.tensor.bytes()) << "perm of rank " << perm.size() << ", " << dt;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onyx

@@ -94,3 +94,39 @@ TEST(IdentityElimination, RewiresReadsInsideSubgraphs) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+// Inference Dropout is an Identity; training-mode Dropout, or one whose mask is read, stays.
+TEST(IdentityElimination, InferenceDropoutGoes) {
+  using namespace testing;
+  GraphSpec g(13);
+  g.input("x", DataType::Float, {2, 3}).node("Relu", {"x"}, {"r"}).node("Dropout", {"r"}, {"d"}).node("Exp", {"d"}, {"y"}).output("y");
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 1);
+  EXPECT_EQ(op_list(m), (std::vector<std::string>{"Relu", "Exp"}));
+  expect_same_outputs(g.bytes());
+
+  GraphSpec masked(13);
+  masked.input("x", DataType::Float, {2, 3}).node("Dropout", {"x"}, {"y", "mask"}).output("y").output("mask");
+  Model mm = load_ir(masked.bytes());
+  optimize_ir(mm, 1);
+  EXPECT_EQ(op_list(mm), (std::vector<std::string>{"Dropout"}));
+
+  GraphSpec training(13);
+  training.input("x", DataType::Float, {2, 3}).input("t", DataType::Bool, {});
+  training.floats("ratio", {}, {0.5f}).node("Dropout", {"x", "ratio", "t"}, {"d"}).node("Exp", {"d"}, {"y"}).output("y");
+  Model mt = load_ir(training.bytes());
+  optimize_ir(mt, 1);
+  EXPECT_EQ(op_list(mt), (std::vector<std::string>{"Dropout", "Exp"}));
+
+  GraphSpec v6(6);  // before opset 7, is_test = 0 (the default) means training
+  v6.input("x", DataType::Float, {2, 3}).node("Dropout", {"x"}, {"d"}).node("Exp", {"d"}, {"y"}).output("y");
+  Model m6 = load_ir(v6.bytes());
+  optimize_ir(m6, 1);
+  EXPECT_EQ(op_list(m6), (std::vector<std::string>{"Dropout", "Exp"}));
+}
+
+}  // namespace
+}  // namespace onyx

@@ -1,0 +1,115 @@
+// Channels-last layout (level 3) and the NhwcConv epilogue fusion: convolution chains run in NHWC with the
+// layout conversions only at their edges, residual sums and activations inside the convolution, and the results
+// of the original model.
+#include <algorithm>
+
+#include "opt/opt_test_util.hpp"
+
+namespace onyx {
+namespace {
+
+using namespace testing;
+using V = std::vector<std::string>;
+
+size_t count(const V& ops, const std::string& op) { return static_cast<size_t>(std::count(ops.begin(), ops.end(), op)); }
+
+// A small residual CNN with the ops a channels-last region carries: Conv+Relu, MaxPool, a residual Add, Relu,
+// Concat, an unfoldable BatchNormalization, Dropout, Mul by a per-channel constant, GlobalAveragePool.
+std::string residual_cnn(int64_t opset) {
+  GraphSpec g(opset);
+  g.input("x", DataType::Float, {2, 3, 16, 16})
+      .random("w1", {8, 3, 3, 3}).random("b1", {8})
+      .random("w2", {8, 8, 3, 3}).random("b2", {8})
+      .random("w3", {4, 8, 1, 1})
+      .random("w4", {6, 12, 3, 3})
+      .floats("scale", {12}, {1, 2, 0.5f, 1, 1, 1, 0.25f, 1, 1, 1, 1.5f, 1})
+      .floats("shift", {12}, {0, 0.1f, 0, 0, -0.2f, 0, 0, 0, 0.3f, 0, 0, 0})
+      .floats("mean", {12}, {0, 0, 0.1f, 0, 0, 0, 0, -0.1f, 0, 0, 0, 0})
+      .floats("var", {12}, {1, 1, 1, 2, 1, 1, 1, 1, 1, 0.5f, 1, 1})
+      .floats("per_channel", {6, 1, 1}, {1, -1, 2, 0.5f, 1, 3});
+  const std::vector<int64_t> pads1{1, 1, 1, 1};
+  g.node("Conv", {"x", "w1", "b1"}, {"c1"}, {{"pads", pads1}})
+      .node("Relu", {"c1"}, {"r1"})
+      .node("MaxPool", {"r1"}, {"p1"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}})
+      .node("Conv", {"p1", "w2", "b2"}, {"c2"}, {{"pads", pads1}})
+      .node("Add", {"c2", "p1"}, {"s2"})
+      .node("Relu", {"s2"}, {"r2"})
+      .node("Conv", {"r2", "w3"}, {"c3"})
+      .node("Concat", {"r2", "c3"}, {"cat"}, {{"axis", int64_t{1}}})
+      .node("BatchNormalization", {"cat", "scale", "shift", "mean", "var"}, {"bn"})
+      .node("Relu", {"bn"}, {"r3"})
+      .node("Dropout", {"r3"}, {"d3"})
+      .node("Conv", {"d3", "w4"}, {"c4"}, {{"pads", pads1}})
+      .node("Mul", {"c4", "per_channel"}, {"m4"})
+      .node("GlobalAveragePool", {"m4"}, {"y"})
+      .output("y");
+  return g.bytes();
+}
+
+TEST(ChannelsLast, ConvolutionChainsStayChannelsLast) {
+  for (int64_t opset : {13, 17}) {
+    const std::string bytes = residual_cnn(opset);
+    Model m = load_ir(bytes);
+    optimize_ir(m, 3);
+    const V ops = op_list(m);
+    // One conversion in, one out; every conv, pool and elementwise op runs on the NHWC tensors.
+    EXPECT_EQ(count(ops, "Transpose"), 2u) << ::testing::PrintToString(ops);
+    EXPECT_EQ(count(ops, "ai.onyx.NhwcConv"), 4u) << ::testing::PrintToString(ops);
+    EXPECT_EQ(count(ops, "ai.onyx.NhwcMaxPool"), 1u);
+    EXPECT_EQ(count(ops, "ai.onyx.NhwcAveragePool"), 1u);
+    // BatchNormalization became Mul and Add over the channels (last) axis; its Relu stays, on NHWC data.
+    EXPECT_EQ(count(ops, "Relu"), 1u);
+    for (const char* gone : {"Conv", "MaxPool", "BatchNormalization", "Dropout", "GlobalAveragePool"})
+      EXPECT_EQ(count(ops, gone), 0u) << gone << " in " << ::testing::PrintToString(ops);
+    // The residual Add and the Relu after it went into the second convolution.
+    bool fused_residual = false;
+    for (const auto& n : m.graph->nodes)
+      if (n->op_type == "NhwcConv" && n->inputs.size() == 4 && n->attribute("activation"))
+        fused_residual = n->attribute("activation")->s == "Relu";
+    EXPECT_TRUE(fused_residual) << ::testing::PrintToString(ops);
+    expect_same_outputs(bytes);
+    expect_idempotent(bytes, 3);
+  }
+}
+
+// Where the conversion cannot happen or would not pay, the graph keeps its ops.
+TEST(ChannelsLast, LeavesWhatItCannotConvert) {
+  // W is a graph input (not constant): the Conv stays NCHW; a pool outside any region stays too.
+  GraphSpec g(17);
+  g.input("x", DataType::Float, {1, 2, 6, 6}).input("w", DataType::Float, {3, 2, 3, 3});
+  g.node("Conv", {"x", "w"}, {"c"}).node("MaxPool", {"c"}, {"y"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}}).output("y");
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 3);
+  EXPECT_EQ(op_list(m), (V{"Conv", "MaxPool"}));
+  expect_same_outputs(g.bytes());
+
+  // A MaxPool whose Indices output is read stays NCHW, after the conversion back.
+  GraphSpec h(17);
+  h.input("x", DataType::Float, {1, 2, 6, 6}).random("w", {3, 2, 3, 3});
+  h.node("Conv", {"x", "w"}, {"c"})
+      .node("MaxPool", {"c", }, {"y", "i"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}})
+      .output("y")
+      .output("i");
+  Model mh = load_ir(h.bytes());
+  optimize_ir(mh, 3);
+  EXPECT_EQ(op_list(mh), (V{"Transpose", "ai.onyx.NhwcConv", "Transpose", "MaxPool"}));
+  expect_same_outputs(h.bytes());
+}
+
+// A residual sum whose other side has another shape (broadcast) is no epilogue: it stays an Add.
+TEST(ChannelsLast, EpilogueNeedsTheOutputShape) {
+  GraphSpec g(17);
+  g.input("x", DataType::Float, {1, 4, 5, 5}).random("w", {4, 4, 3, 3}).floats("bias", {4, 1, 1}, {1, 2, 3, 4});
+  g.node("Conv", {"x", "w"}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})
+      .node("Add", {"c", "bias"}, {"a"})
+      .node("Relu", {"a"}, {"y"})
+      .output("y");
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 3);
+  // conv-mul-add folding takes the bias into the weights; the Relu fuses.
+  EXPECT_EQ(op_list(m), (V{"Transpose", "ai.onyx.NhwcConv", "Transpose"}));
+  expect_same_outputs(g.bytes());
+}
+
+}  // namespace
+}  // namespace onyx
