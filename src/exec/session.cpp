@@ -12,6 +12,7 @@
 #include "base/error.hpp"
 #include "check/checker.hpp"
 #include "exec/threads.hpp"
+#include "format/mapped_file.hpp"
 #include "format/onnx_proto.hpp"
 #include "ir/spec_table.hpp"
 #include "ops/registry.hpp"
@@ -398,7 +399,11 @@ namespace {
 void align_tensor(Tensor& t) {
   int bits = dtype_bits(t.dtype());
   size_t align = bits >= 16 ? std::min<size_t>(static_cast<size_t>(bits) / 8, 8) : 1;
-  if (align > 1 && reinterpret_cast<uintptr_t>(t.bytes().data()) % align != 0) t = t.clone();
+  if (align > 1 && reinterpret_cast<uintptr_t>(t.bytes().data()) % align != 0) {
+    const std::string_view was = t.bytes();
+    t = t.clone();
+    release_mapped_pages(was.data(), was.size());  // the aligned copy is the one in use
+  }
 }
 
 void align_graph(Graph& g) {

@@ -1,5 +1,7 @@
 #include "kernels/dnnl_kit.hpp"
 
+#include "format/mapped_file.hpp"
+
 namespace onyx::kernels {
 
 dnnl::engine& cpu_engine() {
@@ -21,6 +23,8 @@ dnnl::memory WeightPacks::get(const dnnl::memory::desc& layout) const {
   dnnl::reorder(src, packed).execute(thread_stream(), src, packed);
   thread_stream().wait();
   packs_.push_back(packed);
+  // The packed copy is what runs read from now on; a mapped file's copy need not stay resident too.
+  release_mapped_pages(source_, source_desc_.get_size());
   return packed;
 }
 

@@ -18,6 +18,10 @@ class PackedGemm {
   PackedGemm(const float* b, int64_t K, int64_t N, bool b_transposed, std::vector<float> bias,
              std::shared_ptr<const void> keep = nullptr);
   int64_t K() const { return K_; }
+  // Creates the primitive (and packs B) for M rows now: sessions call it at creation when M is static.
+  void prepare(int64_t M) const {
+    if (M > 0) plan(M);
+  }
   int64_t N() const { return N_; }
   // a: M×K row-major; y: M×N row-major (written whole).
   void run(const float* a, int64_t M, float* y) const;

@@ -246,6 +246,30 @@ PackedB pack_b(const Tensor* b, bool transposed, std::vector<float> bias, float 
   return p;
 }
 
+// The rows of A (all dims but the last, multiplied) when A's shape is static at creation, else 0.
+int64_t static_rows(const KernelInit& init) {
+  const Type* a = init.input_types.empty() ? nullptr : init.input_types[0];
+  if (!a || !a->shape.rank_known || a->shape.dims.empty()) return 0;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < a->shape.dims.size(); ++i) {
+    const auto& v = a->shape.dims[i].value;
+    if (!v || *v <= 0 || rows > (int64_t{1} << 40) / *v) return 0;
+    rows *= *v;
+  }
+  return rows;
+}
+
+// A packed B with its primitive for A's static shape made now, so that no run pays for it.
+PackedB prepared(PackedB b, const KernelInit& init, bool a_is_2d) {
+  const int64_t rows = static_rows(init);
+  const Type* a = init.input_types.empty() ? nullptr : init.input_types[0];
+  if (b.gemm && rows > 0 && (!a_is_2d || a->shape.dims.size() == 2)) {
+    const auto& k = a->shape.dims.back().value;
+    if (k && *k == b.gemm->K()) b.gemm->prepare(rows);
+  }
+  return b;
+}
+
 class FastMatMul : public Kernel {
  public:
   explicit FastMatMul(PackedB b) : b_(std::move(b)) {}
@@ -323,7 +347,7 @@ void register_matmul(Registry& r) {
 
   auto mm_kernel = [](const KernelInit& init) -> std::unique_ptr<Kernel> {
     if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul(ctx); });
-    return std::make_unique<FastMatMul>(pack_b(init.input_value(1), false, {}, 1.0f));
+    return std::make_unique<FastMatMul>(prepared(pack_b(init.input_value(1), false, {}, 1.0f), init, false));
   };
   add_versions(r, "", "MatMul", {1}, {{{0, 1}, f}}, infer_matmul, mm_kernel);
   add_versions(r, "", "MatMul", {9}, {{{0, 1}, fi}}, infer_matmul, mm_kernel);
@@ -345,7 +369,7 @@ void register_matmul(Registry& r) {
       return make_kernel(reference);
     auto bias = gemm_bias(c, b->dims()[tb ? 0 : 1], beta);
     if (!bias) return make_kernel(reference);
-    return std::make_unique<FastGemm>(pack_b(b, tb, std::move(*bias), alpha), c, reference);
+    return std::make_unique<FastGemm>(prepared(pack_b(b, tb, std::move(*bias), alpha), init, true), c, reference);
   };
   add_versions(r, "", "Gemm", {1, 6, 7}, {{{0, 1, 2}, f}}, infer_gemm, gemm_kernel);
   add_versions(r, "", "Gemm", {9, 11}, {{{0, 1, 2}, fi}}, infer_gemm, gemm_kernel);
