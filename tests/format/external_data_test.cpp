@@ -105,6 +105,24 @@ TEST_F(ExternalDataTest, MappedFileReadsWholeFile) {
   file->prefetch(3, 100);  // a hint only; clamped to the file
 }
 
+// Releasing pages of a mapping drops them from memory; reading again gives the file's bytes. Memory that is no
+// mapping (bytes held in memory) is left alone.
+TEST_F(ExternalDataTest, ReleasedPagesReadBackFromTheFile) {
+  std::string content(5 * 4096 + 123, '\0');
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7 + 1);
+  write(model_ / "pages.bin", content);
+  auto file = MappedFile::open(model_ / "pages.bin");
+  EXPECT_EQ(file->view(), content);  // every page resident now
+  release_mapped_pages(file->data() + 100, file->size() - 200);
+  EXPECT_EQ(file->view(), content);
+  auto held = MappedFile::from_bytes(content);
+  release_mapped_pages(held->data(), held->size());
+  EXPECT_EQ(held->view(), content);
+  std::string heap = content;
+  release_mapped_pages(heap.data(), heap.size());
+  EXPECT_EQ(heap, content);
+}
+
 TEST_F(ExternalDataTest, MappedFileEmpty) {
   write(model_ / "empty.bin", "");
   auto file = MappedFile::open(model_ / "empty.bin");
