@@ -428,6 +428,9 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
   check::check_model_or_throw(doc);
   impl->model = build_model(doc);
   opt::OptimizeOptions optimize_options{options.optimization_level};
+  // A session computes a folded value once instead of on every run, so it folds far bigger values than a file
+  // should hold (weights made by ConstantOfShape, say); the bound still caps what one fold may allocate.
+  optimize_options.fold_limit_bytes = uint64_t{1} << 30;
   if (options.optimization_level > 0 && !initializers_may_be_fed && impl->model.ir_version < 4) {
     for (const Value* v : impl->model.graph->inputs)
       if (v->initializer) impl->constant_inputs.insert(v->name);

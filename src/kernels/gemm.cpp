@@ -1,6 +1,7 @@
 #include "kernels/gemm.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace onyx::kernels {
 
@@ -9,7 +10,7 @@ using tag = memory::format_tag;
 
 PackedGemm::PackedGemm(const float* b, int64_t K, int64_t N, bool b_transposed, std::vector<float> bias,
                        std::shared_ptr<const void> keep)
-    : K_(K), N_(N), bias_(std::move(bias)), keep_(std::move(keep)),
+    : K_(K), N_(N), b_(b), b_transposed_(b_transposed), bias_(std::move(bias)), keep_(std::move(keep)),
       packs_(b, memory::desc({K, N}, memory::data_type::f32, b_transposed ? tag::ba : tag::ab)) {}
 
 const PackedGemm::Plan& PackedGemm::plan(int64_t M) const {
@@ -32,6 +33,7 @@ const PackedGemm::Plan& PackedGemm::plan(int64_t M) const {
 
 void PackedGemm::run(const float* a, int64_t M, float* y) const {
   if (M == 0) return;
+  if (M == 1) return gemv(a, b_, K_, N_, b_transposed_, bias_.empty() ? nullptr : bias_.data(), y);
   const Plan& p = plan(M);
   auto& eng = cpu_engine();
   memory a_m({{M, K_}, memory::data_type::f32, tag::ab}, eng, const_cast<float*>(a));
@@ -44,6 +46,70 @@ void PackedGemm::run(const float* a, int64_t M, float* y) const {
 }
 
 namespace {
+
+// 16 float lanes (GCC vector extension): one AVX-512 register in the x86-64-v4 clone, two or four narrower
+// ones in the others.
+typedef float Vec16 __attribute__((vector_size(64)));
+
+// Unaligned loads through memcpy (a by-value helper would cross the ABI of each clone's vector width).
+#define ONYX_LOAD16(p) \
+  ({                                   \
+    Vec16 v_;                          \
+    std::memcpy(&v_, (p), sizeof v_);  \
+    v_;                                \
+  })
+
+// y[n] = dot(b[n, :], x) for n in [n0, n1): rows of B read once, four at a time.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void gemv_rows(const float* x, const float* b, int64_t K, int64_t n0, int64_t n1, float* y) {
+  int64_t n = n0;
+  for (; n + 4 <= n1; n += 4) {
+    const float* r0 = b + n * K;
+    const float* r1 = r0 + K;
+    const float* r2 = r1 + K;
+    const float* r3 = r2 + K;
+    Vec16 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16) {
+      const Vec16 xv = ONYX_LOAD16(x + k);
+      s0 += ONYX_LOAD16(r0 + k) * xv;
+      s1 += ONYX_LOAD16(r1 + k) * xv;
+      s2 += ONYX_LOAD16(r2 + k) * xv;
+      s3 += ONYX_LOAD16(r3 + k) * xv;
+    }
+    float t[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 16; ++i) t[0] += s0[i], t[1] += s1[i], t[2] += s2[i], t[3] += s3[i];
+    for (; k < K; ++k) t[0] += r0[k] * x[k], t[1] += r1[k] * x[k], t[2] += r2[k] * x[k], t[3] += r3[k] * x[k];
+    for (int i = 0; i < 4; ++i) y[n + i] = t[i];
+  }
+  for (; n < n1; ++n) {
+    const float* r = b + n * K;
+    Vec16 s = {};
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16) s += ONYX_LOAD16(r + k) * ONYX_LOAD16(x + k);
+    float t = 0;
+    for (int i = 0; i < 16; ++i) t += s[i];
+    for (; k < K; ++k) t += r[k] * x[k];
+    y[n] = t;
+  }
+}
+
+// y[n0:n1] = sum over k of x[k] * b[k, n0:n1]: each row of B streamed once, the column block kept in y.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void gemv_cols(const float* x, const float* b, int64_t K, int64_t N, int64_t n0, int64_t n1, float* y) {
+  for (int64_t n = n0; n < n1; ++n) y[n] = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    const float xk = x[k];
+    const float* r = b + k * N;
+    int64_t n = n0;
+    for (; n + 16 <= n1; n += 16) {
+      Vec16 acc = ONYX_LOAD16(y + n);
+      acc += xk * ONYX_LOAD16(r + n);
+      std::memcpy(y + n, &acc, sizeof acc);
+    }
+    for (; n < n1; ++n) y[n] += xk * r[n];
+  }
+}
 
 memory::format_tag plain_tag(size_t rank) {
   static const tag tags[] = {tag::a, tag::ab, tag::abc, tag::abcd, tag::abcde, tag::abcdef};
@@ -77,6 +143,20 @@ void batched_matmul(const float* a, const std::vector<int64_t>& a_dims, const fl
   memory am(p.a, eng, const_cast<float*>(a)), bm(p.b, eng, const_cast<float*>(b)), cm(p.c, eng, c);
   p.primitive.execute(thread_stream(), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
   thread_stream().wait();
+}
+
+void gemv(const float* x, const float* b, int64_t K, int64_t N, bool b_transposed, const float* bias, float* y) {
+  // Blocks of columns (a multiple of 16, ~2K floats of y for the row-streaming form) split over the team.
+  const int64_t block = b_transposed ? 64 : 2048;
+  const int64_t blocks = (N + block - 1) / block;
+#pragma omp parallel for schedule(static) if (K * N > (int64_t{1} << 16) && blocks > 1)
+  for (int64_t i = 0; i < blocks; ++i) {
+    const int64_t n0 = i * block, n1 = std::min(N, n0 + block);
+    if (b_transposed) gemv_rows(x, b, K, n0, n1, y);
+    else gemv_cols(x, b, K, N, n0, n1, y);
+    if (bias)
+      for (int64_t n = n0; n < n1; ++n) y[n] += bias[n];
+  }
 }
 
 }  // namespace onyx::kernels

@@ -1,6 +1,8 @@
 // Float matrix products on oneDNN.
 // PackedGemm: y[M,N] = a[M,K] * B + bias with a constant B, reordered once into the layout oneDNN's
-//   kernel wants (per distinct M only if that layout differs); the caller's B is never written.
+//   kernel wants (per distinct M only if that layout differs); the caller's B is never written. A single row
+//   (M = 1) is a matrix-vector product, bound by reading B once: it streams B in its own layout instead
+//   (libraries' GEMMs sit far below memory speed there), and B is never packed for it.
 // batched_matmul: numpy-style batched product of two runtime tensors (batch dims broadcast), for attention.
 #pragma once
 #include <cstdint>
@@ -20,7 +22,7 @@ class PackedGemm {
   int64_t K() const { return K_; }
   // Creates the primitive (and packs B) for M rows now: sessions call it at creation when M is static.
   void prepare(int64_t M) const {
-    if (M > 0) plan(M);
+    if (M > 1) plan(M);
   }
   int64_t N() const { return N_; }
   // a: M×K row-major; y: M×N row-major (written whole).
@@ -33,11 +35,17 @@ class PackedGemm {
   };
   const Plan& plan(int64_t M) const;
   int64_t K_, N_;
+  const float* b_;
+  bool b_transposed_;
   std::vector<float> bias_;
   std::shared_ptr<const void> keep_;
   WeightPacks packs_;
   PrimitiveCache<int64_t, Plan> plans_;
 };
+
+// y[N] = x[K] * B + bias (bias may be null), B K×N row-major or N×K when b_transposed; split over the OpenMP team
+// when large.
+void gemv(const float* x, const float* b, int64_t K, int64_t N, bool b_transposed, const float* bias, float* y);
 
 // c = a @ b over the last two dims with broadcast batch dims; a: [...,M,K], b: [...,K,N] of equal rank (callers
 // pad with leading 1s), c: [...,M,N] with the broadcast batch dims. All row-major and contiguous.

@@ -65,6 +65,17 @@ void compare(OneNode node, const std::string& what, const std::string& primitive
   for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i], ref_out[i], what);
 }
 
+// Fast and reference agree, where the fast path is onyx's own code (no oneDNN primitive to show in the log).
+void compare_values(OneNode node, const std::string& what) {
+  OneNode ref = node;
+  std::vector<Datum> fast_out, ref_out;
+  const std::string fast_log = onednn_log([&] { fast_out = node.run(); });
+  ref_out = ref.options(reference_only()).run();
+  EXPECT_EQ(fast_log.find("exec,cpu,"), std::string::npos) << what << ": a oneDNN primitive ran";
+  ASSERT_EQ(fast_out.size(), ref_out.size());
+  for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i], ref_out[i], what);
+}
+
 TEST(FastKernels, MatMulWithConstantBMatchesReference) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int64_t> dim(1, 70);
@@ -102,7 +113,30 @@ TEST(FastKernels, GemmWithConstantBAndBiasMatchesReference) {
         .attr_int("transB", tb)
         .attr_float("alpha", trial % 3 == 0 ? 0.5f : 1.0f)
         .attr_float("beta", trial % 3 == 1 ? 2.0f : 1.0f);
-    compare(n, "Gemm trial " + std::to_string(trial), "matmul");
+    // A single row is a matrix-vector product streamed from B as given: no oneDNN primitive.
+    if (M == 1) compare_values(n, "Gemm trial " + std::to_string(trial));
+    else compare(n, "Gemm trial " + std::to_string(trial), "matmul");
+  }
+}
+
+// One row against a constant B (the fully connected layers of CNNs): the matrix-vector path, both layouts of B,
+// with bias and alpha, long enough to split over threads and with tails of every length.
+TEST(FastKernels, MatrixVectorMatchesReference) {
+  std::mt19937 rng(25);
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1}, {17, 5}, {300, 1001}, {1024, 513}, {4096, 70}};
+  for (const auto& [K, N] : sizes) {
+    for (bool tb : {false, true}) {
+      OneNode g("Gemm", 13);
+      g.input("A", random_floats(rng, {1, K}))
+          .constant_input("B", random_floats(rng, tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}))
+          .constant_input("C", random_floats(rng, {N}))
+          .attr_int("transB", tb)
+          .attr_float("alpha", 0.75f);
+      compare_values(g, "Gemm 1x" + std::to_string(K) + "x" + std::to_string(N) + (tb ? " transB" : ""));
+    }
+    OneNode m("MatMul", 13);
+    m.input("A", random_floats(rng, {K})).constant_input("B", random_floats(rng, {K, N}));
+    compare_values(m, "MatMul [" + std::to_string(K) + "] x " + std::to_string(K) + "x" + std::to_string(N));
   }
 }
 
