@@ -119,6 +119,29 @@ TEST(FastKernels, GemmWithConstantBAndBiasMatchesReference) {
   }
 }
 
+// LRN in float32 (beta 0.75 through square roots, other betas through pow), odd and even window sizes.
+TEST(FastKernels, LrnMatchesReference) {
+  std::mt19937 rng(26);
+  struct Case {
+    std::vector<int64_t> dims;
+    int64_t size;
+    float alpha, beta, bias;
+  };
+  const Case cases[] = {{{2, 16, 9, 7}, 5, 1e-4f, 0.75f, 1.0f},
+                        {{1, 7, 13, 13}, 3, 0.5f, 0.6f, 2.0f},
+                        {{3, 5, 4}, 4, 0.2f, 0.75f, 1.5f},
+                        {{1, 96, 55, 55}, 5, 1e-4f, 0.75f, 1.0f}};
+  for (const Case& c : cases) {
+    OneNode n("LRN", 13);
+    n.input("X", random_floats(rng, c.dims, 4.0f))
+        .attr_int("size", c.size)
+        .attr_float("alpha", c.alpha)
+        .attr_float("beta", c.beta)
+        .attr_float("bias", c.bias);
+    compare_values(n, "LRN size " + std::to_string(c.size) + " beta " + std::to_string(c.beta));
+  }
+}
+
 // One row against a constant B (the fully connected layers of CNNs): the matrix-vector path, both layouts of B,
 // with bias and alpha, long enough to split over threads and with tails of every length.
 TEST(FastKernels, MatrixVectorMatchesReference) {

@@ -426,6 +426,35 @@ void run_lrn(KernelContext& ctx, double alpha, double beta, double bias, int64_t
   });
 }
 
+// Float32 LRN: squares summed over the channel window in float, x * (bias + alpha/size * sum)^-beta, planes
+// split over the OpenMP team; beta = 0.75 (AlexNet's and GoogLeNet's) as two square roots instead of pow.
+void run_lrn_float(KernelContext& ctx, float alpha, float beta, float bias, int64_t size) {
+  const Tensor& x = ctx.input(0);
+  const int64_t N = x.dims()[0], C = x.dims()[1], inner = product(x.dims(), 2);
+  const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
+  float* py = ctx.outputs()[0].tensor.mutable_data<float>();
+  const float* px = x.data<float>();
+  const float scale = alpha / static_cast<float>(size);
+  const bool three_quarters = beta == 0.75f;
+#pragma omp parallel for schedule(static) if (N * C * inner > (int64_t{1} << 15))
+  for (int64_t plane = 0; plane < N * C; ++plane) {
+    const int64_t n = plane / C, c = plane % C;
+    const int64_t c0 = std::max<int64_t>(0, c - lo), c1 = std::min<int64_t>(C - 1, c + hi);
+    const float* xc = px + plane * inner;
+    float* yc = py + plane * inner;
+    for (int64_t s = 0; s < inner; ++s) yc[s] = 0;
+    for (int64_t k = c0; k <= c1; ++k) {
+      const float* xk = px + (n * C + k) * inner;
+      for (int64_t s = 0; s < inner; ++s) yc[s] += xk[s] * xk[s];
+    }
+    for (int64_t s = 0; s < inner; ++s) {
+      const float d = bias + scale * yc[s];
+      yc[s] = three_quarters ? xc[s] / (std::sqrt(d) * std::sqrt(std::sqrt(d))) : xc[s] * std::pow(d, -beta);
+    }
+  }
+}
+
 }  // namespace
 
 void register_normalization(Registry& r) {
@@ -508,7 +537,14 @@ void register_normalization(Registry& r) {
     const double bias = init.attrs.get_float("bias", 1.0f);
     const int64_t size = init.attrs.get_int("size");
     if (size < 1) fail("attribute 'size' is ", size, ", expected at least 1");
-    return make_kernel([=](KernelContext& ctx) { run_lrn(ctx, alpha, beta, bias, size); });
+    if (init.reference_only) return make_kernel([=](KernelContext& ctx) { run_lrn(ctx, alpha, beta, bias, size); });
+    return make_kernel([=](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      if (x.dtype() == DataType::Float && x.dims().size() >= 2 && x.element_count() > 0)
+        run_lrn_float(ctx, static_cast<float>(alpha), static_cast<float>(beta), static_cast<float>(bias), size);
+      else
+        run_lrn(ctx, alpha, beta, bias, size);
+    });
   };
   add_versions(r, "", "LRN", {1}, {{{0}, f}}, same, lrn_kernel);
   add_versions(r, "", "LRN", {13}, {{{0}, fb}}, same, lrn_kernel);
