@@ -5,9 +5,10 @@ namespace onyx::kernels {
 using dnnl::memory;
 using tag = memory::format_tag;
 
-NhwcPool::NhwcPool(const PoolShape& s) : shape_(s) {
+Pool2d::Pool2d(const PoolShape& s) : shape_(s) {
   const auto f32 = memory::data_type::f32;
-  memory::desc src({s.N, s.C, s.in[0], s.in[1]}, f32, tag::nhwc), dst({s.N, s.C, s.out[0], s.out[1]}, f32, tag::nhwc);
+  const tag layout = s.channels_last ? tag::nhwc : tag::nchw;
+  memory::desc src({s.N, s.C, s.in[0], s.in[1]}, f32, layout), dst({s.N, s.C, s.out[0], s.out[1]}, f32, layout);
   const auto alg = s.kind == PoolShape::Kind::Max               ? dnnl::algorithm::pooling_max
                    : s.kind == PoolShape::Kind::AverageIncludePad ? dnnl::algorithm::pooling_avg_include_padding
                                                                   : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -17,12 +18,13 @@ NhwcPool::NhwcPool(const PoolShape& s) : shape_(s) {
   primitive_ = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(d, cpu_engine()));
 }
 
-void NhwcPool::run(const float* x, float* y) const {
+void Pool2d::run(const float* x, float* y) const {
   const PoolShape& s = shape_;
   const auto f32 = memory::data_type::f32;
   auto& eng = cpu_engine();
-  memory src({{s.N, s.C, s.in[0], s.in[1]}, f32, tag::nhwc}, eng, const_cast<float*>(x));
-  memory dst({{s.N, s.C, s.out[0], s.out[1]}, f32, tag::nhwc}, eng, y);
+  const tag layout = s.channels_last ? tag::nhwc : tag::nchw;
+  memory src({{s.N, s.C, s.in[0], s.in[1]}, f32, layout}, eng, const_cast<float*>(x));
+  memory dst({{s.N, s.C, s.out[0], s.out[1]}, f32, layout}, eng, y);
   primitive_.execute(thread_stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
   thread_stream().wait();
 }

@@ -371,3 +371,41 @@ TEST(FastKernels, TransposeMatchesReference) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+// NCHW MaxPool / AveragePool on oneDNN against the reference; with Indices requested, or ceil_mode padding
+// counted by count_include_pad, the reference computes.
+TEST(FastKernels, PoolsMatchReference) {
+  std::mt19937 rng(27);
+  struct Case {
+    const char* op;
+    int64_t k, stride, pad;
+    bool ceil, include_pad;
+    const char* auto_pad;
+  };
+  const Case cases[] = {{"MaxPool", 3, 2, 0, true, false, ""},       {"MaxPool", 3, 1, 1, false, false, ""},
+                        {"MaxPool", 2, 2, 0, false, false, "SAME_UPPER"}, {"AveragePool", 3, 2, 1, false, true, ""},
+                        {"AveragePool", 5, 3, 0, true, false, ""},   {"AveragePool", 2, 1, 0, false, false, "SAME_LOWER"}};
+  for (const Case& c : cases) {
+    OneNode n(c.op, 19);
+    n.input("X", random_floats(rng, {2, 6, 13, 12}));
+    n.attr_ints("kernel_shape", {c.k, c.k}).attr_ints("strides", {c.stride, c.stride});
+    if (*c.auto_pad) n.attr_string("auto_pad", c.auto_pad);
+    else n.attr_ints("pads", {c.pad, c.pad, c.pad, c.pad});
+    if (c.ceil) n.attr_int("ceil_mode", 1);
+    if (c.include_pad) n.attr_int("count_include_pad", 1);
+    compare(n, std::string(c.op) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride), "pooling");
+  }
+  OneNode with_indices("MaxPool", 12);
+  with_indices.input("X", random_floats(rng, {1, 3, 8, 8})).attr_ints("kernel_shape", {2, 2}).outputs(2);
+  compare_fallback(with_indices, "MaxPool with Indices");
+  OneNode counted("AveragePool", 19);
+  counted.input("X", random_floats(rng, {1, 3, 10, 10}));
+  counted.attr_ints("kernel_shape", {3, 3}).attr_ints("strides", {2, 2}).attr_int("ceil_mode", 1).attr_int("count_include_pad", 1);
+  compare_fallback(counted, "AveragePool ceil_mode + count_include_pad");
+}
+
+}  // namespace
+}  // namespace onyx

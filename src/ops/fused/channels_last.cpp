@@ -16,6 +16,7 @@
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
 #include "ops/nn/nn_kit.hpp"
+#include "ops/nn/pool_fast.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -263,44 +264,13 @@ class NhwcPoolKernel : public Kernel {
   bool fast_run(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     if (x.dtype() != DataType::Float || x.dims().size() != 4 || x.element_count() == 0) return false;
-    nn::Window g;
-    try {
-      g = nn::make_window(attrs_, {x.dims()[1], x.dims()[2]});
-    } catch (const Error&) {
-      return false;
-    }
-    kernels::PoolShape s;
-    s.kind = kind_;
-    s.N = x.dims()[0];
-    s.C = x.dims()[3];
-    s.in = {x.dims()[1], x.dims()[2]};
-    s.out = {g.out[0], g.out[1]};
-    s.kernel = {g.kernel[0], g.kernel[1]};
-    s.strides = {g.strides[0], g.strides[1]};
-    s.dilations = {g.dilations[0], g.dilations[1]};
-    s.pads = {g.pads[0], g.pads[1], g.pads[2], g.pads[3]};
-    for (int i = 0; i < 2; ++i) {
-      // The end padding oneDNN needs for this output size; with ceil_mode it may exceed the declared one.
-      const int64_t span = (s.kernel[i] - 1) * s.dilations[i] + 1;
-      const int64_t need = (s.out[i] - 1) * s.strides[i] + span - s.in[i] - s.pads[i];
-      // Past the declared pads, ONNX's average never counts positions; oneDNN's include-padding would.
-      if (need > s.pads[i + 2] && include_pad_) return false;
-      // A window starting inside the end padding is one ONNX never makes, and oneDNN must not see one either.
-      if (need < 0) return false;
-      s.pads[i + 2] = need;
-    }
-    const kernels::NhwcPool& pool = pool_for(s);
-    ctx.set_output(0, allocate_for_overwrite(DataType::Float, {s.N, s.out[0], s.out[1], s.C}));
-    Tensor& y = ctx.outputs()[0].tensor;
-    pool.run(x.data<float>(), y.mutable_data<float>());
+    const Dims& d = x.dims();
+    auto s = nn::onednn_pool_shape(attrs_, kind_, true, d[0], d[3], d[1], d[2]);
+    if (!s) return false;
+    const kernels::Pool2d& pool = pools_.get(*s);
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, {s->N, s->out[0], s->out[1], s->C}));
+    pool.run(x.data<float>(), ctx.outputs()[0].tensor.mutable_data<float>());
     return true;
-  }
-
-  const kernels::NhwcPool& pool_for(const kernels::PoolShape& s) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = pools_.find(s.key());
-    if (it == pools_.end()) it = pools_.emplace(s.key(), std::make_unique<kernels::NhwcPool>(s)).first;
-    return *it->second;
   }
 
   const Node& node_;
@@ -309,8 +279,7 @@ class NhwcPoolKernel : public Kernel {
   bool fast_ = false, include_pad_ = false;
   nn::WindowAttrs attrs_;
   kernels::PoolShape::Kind kind_ = kernels::PoolShape::Kind::Max;
-  std::mutex mutex_;
-  std::map<decltype(kernels::PoolShape{}.key()), std::unique_ptr<kernels::NhwcPool>> pools_;
+  nn::PoolCache pools_;
 };
 
 }  // namespace

@@ -10,7 +10,9 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/tensor_alloc.hpp"
 #include "ops/nn/nn_kit.hpp"
+#include "ops/nn/pool_fast.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -228,6 +230,18 @@ void infer_global_pool(InferContext& ctx) {
   ctx.set_output(0, Type::tensor(tx.elem, s));
 }
 
+// The reference pools, on every element type they take.
+void run_pool(KernelContext& ctx, PoolKind kind, const PoolAttrs& a) {
+  visit_dtype(ctx.input(0).dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T> || is_small_float_v<T> || std::is_same_v<T, int8_t> ||
+                  std::is_same_v<T, uint8_t>)
+      pool_typed<T>(ctx, kind, a);
+    else
+      ctx.error(cat("element type ", ctx.input(0).dtype(), " is not supported"));
+  });
+}
+
 }  // namespace
 
 void register_pool(Registry& r) {
@@ -242,16 +256,27 @@ void register_pool(Registry& r) {
     auto infer = [kind](InferContext& ctx) { infer_pool(ctx, kind); };
     auto kernel = [kind](const KernelInit& init) {
       PoolAttrs a = read_pool_attrs(init.attrs, kind, init.opset);
-      return make_kernel([kind, a](KernelContext& ctx) {
-        visit_dtype(ctx.input(0).dtype(), [&](auto tag) {
-          using T = decltype(tag);
-          if constexpr (std::is_floating_point_v<T> || is_small_float_v<T> || std::is_same_v<T, int8_t> ||
-                        std::is_same_v<T, uint8_t>)
-            pool_typed<T>(ctx, kind, a);
-          else
-            ctx.error(cat("element type ", ctx.input(0).dtype(), " is not supported"));
+      // Float 2-D max/average pools with one output run on oneDNN (NCHW) when the window has its exact form.
+      const bool one_output = init.node.outputs.size() < 2 || !init.node.outputs[1];
+      if (!init.reference_only && kind != PoolKind::Lp && one_output && a.w.kernel.size() == 2) {
+        const auto fast_kind = kind == PoolKind::Max   ? kernels::PoolShape::Kind::Max
+                               : a.count_include_pad ? kernels::PoolShape::Kind::AverageIncludePad
+                                                     : kernels::PoolShape::Kind::AverageExcludePad;
+        auto cache = std::make_shared<nn::PoolCache>();
+        return make_kernel([kind, a, fast_kind, cache](KernelContext& ctx) {
+          const Tensor& x = ctx.input(0);
+          if (x.dtype() == DataType::Float && x.dims().size() == 4) {
+            const Dims& d = x.dims();
+            if (auto s = nn::onednn_pool_shape(a.w, fast_kind, false, d[0], d[1], d[2], d[3])) {
+              ctx.set_output(0, allocate_for_overwrite(DataType::Float, {s->N, s->C, s->out[0], s->out[1]}));
+              cache->get(*s).run(x.data<float>(), ctx.outputs()[0].tensor.mutable_data<float>());
+              return;
+            }
+          }
+          run_pool(ctx, kind, a);
         });
-      });
+      }
+      return make_kernel([kind, a](KernelContext& ctx) { run_pool(ctx, kind, a); });
     };
     add_versions(r, "", name, versions, {{{0}, types}}, infer, kernel);
   };
