@@ -189,9 +189,11 @@ void compare(const LstmCase& c, uint32_t seed) {
   const std::string ref_log = onednn_log([&] { ref_out = ref.run(b.feeds); });
   // One time step of one sequence projects its input as a matrix-vector product, which is onyx's own code: the
   // log cannot show the fast path there.
-  if (c.expect_fast && c.seq * c.batch > 1)
+  if (c.expect_fast && c.seq * c.batch > 1) {
     EXPECT_NE(fast_log.find(kFastPrimitive), std::string::npos) << "the fast LSTM did not run";
-  else if (!c.expect_fast) EXPECT_EQ(fast_log.find("exec,cpu,"), std::string::npos) << "expected the reference, but oneDNN ran";
+  } else if (!c.expect_fast) {
+    EXPECT_EQ(fast_log.find("exec,cpu,"), std::string::npos) << "expected the reference, but oneDNN ran";
+  }
   EXPECT_EQ(ref_log.find("exec,cpu,"), std::string::npos) << "the reference run used oneDNN";
   ASSERT_EQ(fast_out.size(), ref_out.size());
   ASSERT_EQ(fast_out.size(), static_cast<size_t>(c.want_y + c.want_yh + (c.op == "LSTM" && c.want_yc)));
