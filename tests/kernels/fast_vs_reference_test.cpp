@@ -352,7 +352,8 @@ TEST(FastKernels, TransposeMatchesReference) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
       {{2, 3, 37, 41}, {0, 2, 3, 1}}, {{2, 37, 41, 3}, {0, 3, 1, 2}}, {{65, 70}, {1, 0}},
       {{3, 1, 40, 50}, {0, 3, 2, 1}}, {{4, 33, 35}, {0, 2, 1}},       {{2, 3, 4, 50, 60}, {0, 1, 3, 4, 2}},
-      {{5, 6, 7, 8}, {3, 1, 2, 0}},
+      {{5, 6, 7, 8}, {3, 1, 2, 0}},   {{1, 4, 29, 7, 9}, {0, 2, 1, 3, 4}}, {{6, 40, 5}, {1, 0, 2}},
+      {{2, 3, 5, 7, 11}, {1, 0, 2, 3, 4}},
   };
   for (const auto& [dims, perm] : cases) {
     for (DataType dt : {DataType::Float, DataType::UInt8, DataType::Int16, DataType::Double}) {

@@ -2,6 +2,7 @@
 // 25 (int2/uint2). perm defaults to the reversed axes; it must be a permutation of [0, rank).
 // Output dim i is input dim perm[i]; inference permutes symbolic dims too.
 #include <algorithm>
+#include <cstring>
 
 #include "ops/tensor/layout_kit.hpp"
 
@@ -75,25 +76,47 @@ void transpose_batched(const char* x, char* y, int64_t batches, int64_t R, int64
   }
 }
 
-// The batched 2-D transposes (channels-first <-> channels-last among them) of 1, 2, 4 or 8-byte elements; false
-// when the permutation is not one.
+// Y[b][c][r] = X[b][r][c] for `batches` R x C matrices whose elements are runs of `bytes` bytes.
+void transpose_runs(const char* x, char* y, int64_t batches, int64_t R, int64_t C, size_t bytes) {
+  constexpr int64_t kTile = 16;
+  const int64_t tiles_r = (R + kTile - 1) / kTile, tiles_c = (C + kTile - 1) / kTile;
+  const int64_t work = batches * tiles_r * tiles_c;
+#pragma omp parallel for schedule(static) if (batches * R * C * static_cast<int64_t>(bytes) > (int64_t{1} << 20))
+  for (int64_t w = 0; w < work; ++w) {
+    const int64_t b = w / (tiles_r * tiles_c), tr = w / tiles_c % tiles_r, tc = w % tiles_c;
+    const char* src = x + b * R * C * static_cast<int64_t>(bytes);
+    char* dst = y + b * R * C * static_cast<int64_t>(bytes);
+    const int64_t r1 = std::min(R, (tr + 1) * kTile), c1 = std::min(C, (tc + 1) * kTile);
+    for (int64_t r = tr * kTile; r < r1; ++r)
+      for (int64_t c = tc * kTile; c < c1; ++c)
+        std::memcpy(dst + (c * R + r) * static_cast<int64_t>(bytes), src + (r * C + c) * static_cast<int64_t>(bytes), bytes);
+  }
+}
+
+// Permutations that are batched 2-D transposes, of single elements or of contiguous runs of them: after merging,
+// [1, 0], [0, 2, 1], [1, 0, 2] or [0, 2, 1, 3] (channels-first <-> channels-last, channel shuffles). False when
+// the permutation is another one, for the general path.
 bool transpose_fast(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y) {
   const int bits = dtype_bits(x.dtype());
-  if (bits % 8 != 0 || bits > 64 || x.element_count() < 1024) return false;
+  if (bits % 8 != 0 || x.element_count() < 1024) return false;
   auto [md, mp] = merge_axes(x.dims(), perm);
-  int64_t batches = 1, R = 0, C = 0;
-  if (mp == std::vector<int64_t>{1, 0}) R = md[0], C = md[1];
-  else if (mp == std::vector<int64_t>{0, 2, 1}) batches = md[0], R = md[1], C = md[2];
+  using P = std::vector<int64_t>;
+  int64_t batches = 1, R = 0, C = 0, run = 1;
+  if (mp == P{1, 0}) R = md[0], C = md[1];
+  else if (mp == P{0, 2, 1}) batches = md[0], R = md[1], C = md[2];
+  else if (mp == P{1, 0, 2}) R = md[0], C = md[1], run = md[2];
+  else if (mp == P{0, 2, 1, 3}) batches = md[0], R = md[1], C = md[2], run = md[3];
   else return false;
   const char* src = x.bytes().data();
   char* dst = y.mutable_data<char>();
-  switch (bits / 8) {
+  const size_t bytes = static_cast<size_t>(bits / 8) * static_cast<size_t>(run);
+  switch (run == 1 ? bytes : 0) {
     case 1: transpose_batched<1>(src, dst, batches, R, C); return true;
     case 2: transpose_batched<2>(src, dst, batches, R, C); return true;
     case 4: transpose_batched<4>(src, dst, batches, R, C); return true;
     case 8: transpose_batched<8>(src, dst, batches, R, C); return true;
+    default: transpose_runs(src, dst, batches, R, C, bytes); return true;
   }
-  return false;
 }
 
 std::optional<std::vector<int64_t>> perm_attr(const AttributeView& a) {
