@@ -503,14 +503,29 @@ bool gemm_allows(int64_t opset, DataType dt) {
 Tensor make_float_tensor(DataType dt, std::vector<int64_t> dims, const std::vector<double>& values) {
   Tensor t = Tensor::allocate(dt, std::move(dims));
   if (t.element_count() != values.size()) fail("optimizer: ", values.size(), " values for ", t.element_count(), " elements");
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (dt) {
-      case DataType::Float: t.mutable_data<float>()[i] = static_cast<float>(values[i]); break;
-      case DataType::Double: t.mutable_data<double>()[i] = values[i]; break;
-      case DataType::Float16: t.mutable_data<Float16>()[i] = Float16(static_cast<float>(values[i])); break;
-      case DataType::BFloat16: t.mutable_data<BFloat16>()[i] = BFloat16(static_cast<float>(values[i])); break;
-      default: fail("optimizer: ", dt, " is not a float type");
+  const size_t n = values.size();
+  switch (dt) {  // one pass per type (weights reach millions of values)
+    case DataType::Float: {
+      float* p = t.mutable_data<float>();
+      for (size_t i = 0; i < n; ++i) p[i] = static_cast<float>(values[i]);
+      break;
     }
+    case DataType::Double: {
+      double* p = t.mutable_data<double>();
+      for (size_t i = 0; i < n; ++i) p[i] = values[i];
+      break;
+    }
+    case DataType::Float16: {
+      Float16* p = t.mutable_data<Float16>();
+      for (size_t i = 0; i < n; ++i) p[i] = Float16(static_cast<float>(values[i]));
+      break;
+    }
+    case DataType::BFloat16: {
+      BFloat16* p = t.mutable_data<BFloat16>();
+      for (size_t i = 0; i < n; ++i) p[i] = BFloat16(static_cast<float>(values[i]));
+      break;
+    }
+    default: fail("optimizer: ", dt, " is not a float type");
   }
   return t;
 }
