@@ -4,7 +4,8 @@
 // ops that do not care about the layout (elementwise
 // activations; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or are constants, which
 // get permuted copies; Concat, whose axis is renamed; inference BatchNormalization, which becomes Mul and Add
-// over the last axis), and a Transpose to NHWC reading one back to NCHW reads the NHWC tensor instead. What is
+// over the last axis; channel shuffles, Reshape-Transpose-Reshape, which shuffle the last axis instead), and a
+// Transpose to NHWC reading one back to NCHW reads the NHWC tensor instead. What is
 // left are conversions at the edges of each channels-last region.
 #include <algorithm>
 #include <cmath>
@@ -124,10 +125,52 @@ Value* permuted_constant(PassContext& ctx, const Value* v) {
   return &ctx.add_initializer(v->name + "_nhwc", std::move(out));
 }
 
+Value& int64_constant(PassContext& ctx, const std::string& base, const std::vector<int64_t>& v) {
+  Tensor t = Tensor::allocate(DataType::Int64, {static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) t.mutable_data<int64_t>()[i] = v[i];
+  return ctx.add_initializer(base, std::move(t));
+}
+
+// A channel shuffle over NCHW (ShuffleNet): Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4],
+// Reshape back to [N, C, H, W], reading a Transpose to NCHW. On the NHWC tensor the same shuffle is Reshape
+// [N, H, W, g, C/g], Transpose [0, 1, 2, 4, 3], Reshape [N, H, W, C]: the conversion moves past it.
+bool sink_channel_shuffle(PassContext& ctx, Node& n) {
+  const Analysis& a = ctx.analysis();
+  if (!is_op(&n, "Reshape") || a.opset(&n) < 5 || n.inputs.size() != 2) return false;
+  Node* t = transpose_producer(n.inputs[0], kToNchw);
+  auto in = a.static_dims(n.inputs[0]), mid = a.static_dims(n.outputs[0]);
+  Node* tr = sole_reader(n.outputs[0]);
+  if (!t || !in || !mid || in->size() != 4 || mid->size() != 5 || !is_op(tr, "Transpose")) return false;
+  if (attr_ints(*tr, "perm") != std::vector<int64_t>{0, 2, 1, 3, 4} || !tr->outputs[0]) return false;
+  Node* back = sole_reader(tr->outputs[0]);
+  if (!is_op(back, "Reshape") || a.opset(back) < 5 || back->inputs.size() != 2 || !back->outputs[0]) return false;
+  auto out = a.static_dims(back->outputs[0]);
+  const auto& d = *in;
+  const auto& m = *mid;
+  if (!out || *out != d || m[0] != d[0] || m[1] * m[2] != d[1] || m[3] != d[2] || m[4] != d[3]) return false;
+  Value* x = t->inputs[0];
+  Value* y = back->outputs[0];
+  const std::string name = n.name.empty() ? y->name : n.name;
+  Value& split = int64_constant(ctx, name + "_nhwc_split", {d[0], d[2], d[3], m[1], m[2]});
+  Value& merged = int64_constant(ctx, name + "_nhwc_merge", {d[0], d[2], d[3], d[1]});
+  Value& v1 = new_value(ctx, name + "_nhwc_groups");
+  Value& v2 = new_value(ctx, name + "_nhwc_shuffled");
+  Value& v3 = new_value(ctx, y->name + "_nhwc");
+  ctx.remove_node(*tr);
+  ctx.remove_node(*back);
+  Node& r1 = ctx.replace_node(n, "Reshape", "", {x, &split}, {&v1}, n.name);
+  Node& shuffle = ctx.insert_node(r1, "Transpose", "", {&v1}, {&v2}, ctx.fresh_name(name + "_shuffle"));
+  shuffle.attributes.push_back(make_attr_ints("perm", {0, 1, 2, 4, 3}));
+  Node& r2 = ctx.insert_node(r1, "Reshape", "", {&v2, &merged}, {&v3}, ctx.fresh_name(name + "_merge"));
+  add_transpose(ctx, r2, &v3, y, kToNchw, name);
+  return true;
+}
+
 // Moves a Transpose to NCHW from the inputs of `n` to its output, rewriting `n` to work on NHWC tensors.
 bool sink(PassContext& ctx, Node& n) {
   const Analysis& a = ctx.analysis();
   if (n.outputs.size() != 1 || !n.outputs[0] || n.inputs.empty() || !a.def(&n)) return false;
+  if (is_op(&n, "Reshape")) return sink_channel_shuffle(ctx, n);
   std::vector<Value*> inputs = n.inputs;
   std::vector<Attribute> attrs;
   for (const Attribute& at : n.attributes) attrs.push_back(copy_attribute(at));

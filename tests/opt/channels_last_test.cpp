@@ -72,6 +72,26 @@ TEST(ChannelsLast, ConvolutionChainsStayChannelsLast) {
   }
 }
 
+// ShuffleNet's channel shuffle between two convolutions runs on the NHWC tensor: no conversion in between.
+TEST(ChannelsLast, ChannelShuffleStaysChannelsLast) {
+  GraphSpec g(13);
+  g.input("x", DataType::Float, {2, 4, 5, 6}).random("w1", {6, 4, 1, 1}).random("w2", {5, 6, 1, 1});
+  g.ints("split", {5}, {2, 3, 2, 5, 6}).ints("merge", {4}, {2, 6, 5, 6});
+  g.node("Conv", {"x", "w1"}, {"c1"})
+      .node("Reshape", {"c1", "split"}, {"s"})
+      .node("Transpose", {"s"}, {"t"}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}})
+      .node("Reshape", {"t", "merge"}, {"m"})
+      .node("Conv", {"m", "w2"}, {"y"})
+      .output("y");
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 3);
+  const V ops = op_list(m);
+  EXPECT_EQ(ops, (V{"Transpose", "ai.onyx.NhwcConv", "Reshape", "Transpose", "Reshape", "ai.onyx.NhwcConv", "Transpose"}))
+      << ::testing::PrintToString(ops);
+  expect_same_outputs(g.bytes());
+  expect_idempotent(g.bytes(), 3);
+}
+
 // Where the conversion cannot happen or would not pay, the graph keeps its ops.
 TEST(ChannelsLast, LeavesWhatItCannotConvert) {
   // W is a graph input (not constant): the Conv stays NCHW; a pool outside any region stays too.
