@@ -56,16 +56,28 @@ std::pair<Dims, std::vector<int64_t>> merge_axes(const Dims& dims, const std::ve
   return {md, mp};
 }
 
-// Y[b][c][r] = X[b][r][c] for `batches` R x C matrices of `size`-byte elements, in cache-sized tiles.
+// Y[b][c][r] = X[b][r][c] for `batches` R x C matrices of `size`-byte elements: small matrices (they fit in
+// the L1 cache) row by row of Y, larger ones in cache-sized tiles.
 template <size_t kSize>
 void transpose_batched(const char* x, char* y, int64_t batches, int64_t R, int64_t C) {
   struct E {
     char b[kSize];
   };
+  const bool parallel = batches * R * C > (int64_t{1} << 18);
+  if (R * C * static_cast<int64_t>(kSize) <= (int64_t{16} << 10)) {
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t b = 0; b < batches; ++b) {
+      const E* src = reinterpret_cast<const E*>(x) + b * R * C;
+      E* dst = reinterpret_cast<E*>(y) + b * R * C;
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = 0; r < R; ++r) dst[c * R + r] = src[r * C + c];
+    }
+    return;
+  }
   constexpr int64_t kTile = 32;
   const int64_t tiles_r = (R + kTile - 1) / kTile, tiles_c = (C + kTile - 1) / kTile;
   const int64_t work = batches * tiles_r * tiles_c;
-#pragma omp parallel for schedule(static) if (batches * R * C > (int64_t{1} << 18))
+#pragma omp parallel for schedule(static) if (parallel)
   for (int64_t w = 0; w < work; ++w) {
     const int64_t b = w / (tiles_r * tiles_c), tr = w / tiles_c % tiles_r, tc = w % tiles_c;
     const E* src = reinterpret_cast<const E*>(x) + b * R * C;
