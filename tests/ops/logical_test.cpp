@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <random>
+#include <array>
 
 #include "op_test_util.hpp"
 
@@ -148,6 +150,41 @@ TEST(Where, SpecExampleWithBroadcast_Opset16) {
   const Tensor& z = b.at(0).tensor;
   ASSERT_EQ(z.dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(std::vector<int64_t>(z.data<int64_t>(), z.data<int64_t>() + 6), (std::vector<int64_t>{1, 2, 3, -1, -1, -1}));
+}
+
+// Random broadcast patterns (the causal-mask shape among them) against element-by-element index arithmetic.
+TEST(Where, BroadcastPatternsMatchIndexArithmetic) {
+  std::mt19937 rng(31);
+  const std::vector<std::array<std::vector<int64_t>, 3>> cases = {
+      {{{1, 1, 5, 5}, {2, 3, 5, 5}, {}}},   {{{5, 1}, {1, 4}, {5, 4}}},       {{{3, 1, 4}, {2, 1, 1, 4}, {1, 3, 1}}},
+      {{{1}, {2, 3}, {2, 1}}},             {{{4, 1, 1}, {1, 6, 1}, {1, 1, 7}}}, {{{2, 3, 4}, {4}, {}}},
+  };
+  for (const auto& dims : cases) {
+    Tensor c = Tensor::allocate(DataType::Bool, dims[0]), x = Tensor::allocate(DataType::Float, dims[1]),
+           y = Tensor::allocate(DataType::Float, dims[2]);
+    for (uint64_t i = 0; i < c.element_count(); ++i) c.mutable_data<uint8_t>()[i] = rng() % 2;
+    for (uint64_t i = 0; i < x.element_count(); ++i) x.mutable_data<float>()[i] = static_cast<float>(rng() % 1000);
+    for (uint64_t i = 0; i < y.element_count(); ++i) y.mutable_data<float>()[i] = -static_cast<float>(rng() % 1000);
+    const Tensor z = OneNode("Where", 16).input("C", c).input("X", x).input("Y", y).run().at(0).tensor;
+    size_t rank = 0;
+    for (const auto& d : dims) rank = std::max(rank, d.size());
+    ASSERT_EQ(z.dims().size(), rank);
+    // The element of `t` (dims right-aligned, size-1 dims repeating) at output index `idx`.
+    auto at = [&](const std::vector<int64_t>& d, const std::vector<int64_t>& idx) {
+      int64_t off = 0;
+      for (size_t i = 0; i < d.size(); ++i) off = off * d[i] + (d[i] == 1 ? 0 : idx[rank - d.size() + i]);
+      return off;
+    };
+    std::vector<int64_t> idx(rank, 0);
+    for (uint64_t i = 0; i < z.element_count(); ++i) {
+      const float want = c.data<uint8_t>()[at(dims[0], idx)] ? x.data<float>()[at(dims[1], idx)] : y.data<float>()[at(dims[2], idx)];
+      ASSERT_EQ(z.data<float>()[i], want) << "element " << i;
+      for (size_t d = rank; d-- > 0;) {
+        if (++idx[d] < z.dims()[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
 }
 
 TEST(Where, StringsAndErrors) {

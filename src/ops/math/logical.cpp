@@ -98,6 +98,34 @@ void run_where(KernelContext& ctx) {
       T* pz = z.mutable_data<T>();
       if (c.dims() == out && x.dims() == out && y.dims() == out) {
         for (int64_t i = 0, n = product(out); i < n; ++i) pz[i] = pc[i] ? px[i] : py[i];
+      } else if (!out.empty() && product(out) > 0) {
+        // Rows of the last dim, each input either walking it or repeating one element; the rest as an odometer.
+        const size_t r = out.size();
+        auto strides = [&](const Dims& d) {
+          std::vector<int64_t> st(r, 0);
+          int64_t step = 1;
+          for (size_t i = 0; i < d.size(); ++i) {
+            const size_t k = d.size() - 1 - i;
+            if (d[k] != 1) st[r - 1 - i] = step;
+            step *= d[k];
+          }
+          return st;
+        };
+        const std::vector<int64_t> sc = strides(c.dims()), sx = strides(x.dims()), sy = strides(y.dims());
+        const int64_t inner = out[r - 1], outer = product(out) / inner;
+        std::vector<int64_t> idx(r, 0);
+        int64_t oc = 0, ox = 0, oy = 0;
+        for (int64_t o = 0; o < outer; ++o) {
+          T* dst = pz + o * inner;
+          for (int64_t j = 0; j < inner; ++j)
+            dst[j] = pc[oc + j * sc[r - 1]] ? px[ox + j * sx[r - 1]] : py[oy + j * sy[r - 1]];
+          for (size_t d = r - 1; d-- > 0;) {
+            oc += sc[d], ox += sx[d], oy += sy[d];
+            if (++idx[d] < out[d]) break;
+            oc -= sc[d] * out[d], ox -= sx[d] * out[d], oy -= sy[d] * out[d];
+            idx[d] = 0;
+          }
+        }
       } else {
         for_each_broadcast(out, {c.dims(), x.dims(), y.dims()},
                            [&](int64_t i, const std::vector<int64_t>& o) { pz[i] = pc[o[0]] ? px[o[1]] : py[o[2]]; });
