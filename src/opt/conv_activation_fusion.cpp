@@ -6,10 +6,9 @@
 #include "opt/passes.hpp"
 
 namespace onyx::opt {
-namespace {
 
 // The activation's parameters in FusedConv's order, or nullopt when they are not all known.
-std::optional<std::vector<float>> activation_params(const Analysis& a, const Node& act, const ops::FusedActivation& f) {
+std::optional<std::vector<float>> fused_activation_params(const Analysis& a, const Node& act, const ops::FusedActivation& f) {
   std::vector<float> params;
   if (act.op_type == "Clip" && a.opset(&act) >= 11) {
     for (size_t i = 1; i <= 2; ++i) {
@@ -31,6 +30,8 @@ std::optional<std::vector<float>> activation_params(const Analysis& a, const Nod
   return params;
 }
 
+namespace {
+
 bool fuse_one(PassContext& ctx, Node& act) {
   const Analysis& a = ctx.analysis();
   const ops::FusedActivation* f = ops::find_fused_activation(act.op_type);
@@ -43,7 +44,7 @@ bool fuse_one(PassContext& ctx, Node& act) {
   const ops::OpDef* act_def = ops::builtin_registry().find("", f->op_type, f->since_version);
   const ops::OpDef* conv_def = ops::builtin_registry().find("", "Conv", 22);
   if (!act_def || !conv_def || !allows_type(*act_def, dt) || !allows_type(*conv_def, dt)) return false;
-  auto params = activation_params(a, act, *f);
+  auto params = fused_activation_params(a, act, *f);
   if (!params) return false;
   for (const Attribute& at : conv->attributes)
     if (at.name == "activation" || at.name == "activation_params") return false;

@@ -18,27 +18,11 @@ bool plain_conv(const Node* n) {
 std::optional<std::vector<Attribute>> activation_attrs(const Analysis& a, const Node& act) {
   const ops::FusedActivation* f = ops::find_fused_activation(act.op_type);
   if (!f || !act.domain.empty() || !a.def(&act) || act.outputs.size() != 1 || !act.outputs[0]) return std::nullopt;
-  std::vector<float> params;
-  if (act.op_type == "Clip" && a.opset(&act) >= 11) {
-    for (size_t i = 1; i <= 2; ++i) {
-      if (i >= act.inputs.size() || !act.inputs[i]) {
-        params.push_back(f->params[i - 1].second);
-        continue;
-      }
-      auto v = scalar_value(a.constant(act.inputs[i]));
-      if (!v) return std::nullopt;
-      params.push_back(static_cast<float>(*v));
-    }
-  } else {
-    if (act.inputs.size() != 1) return std::nullopt;
-    for (const auto& [name, dflt] : f->params) {
-      if (act.attribute(name) && !attr_float(act, name)) return std::nullopt;
-      params.push_back(attr_float(act, name).value_or(dflt));
-    }
-  }
+  auto params = fused_activation_params(a, act, *f);
+  if (!params) return std::nullopt;
   std::vector<Attribute> attrs;
   attrs.push_back(make_attr_string("activation", f->op_type));
-  if (!params.empty()) attrs.push_back(make_attr_floats("activation_params", params));
+  if (!params->empty()) attrs.push_back(make_attr_floats("activation_params", *params));
   return attrs;
 }
 

@@ -23,6 +23,11 @@ bool fuse_conv_activation(PassContext& ctx);    // conv_activation_fusion.cpp
 bool to_channels_last(PassContext& ctx);        // channels_last.cpp
 bool fuse_nhwc_conv_epilogue(PassContext& ctx);  // nhwc_conv_fusion.cpp
 
+// The parameters of activation node `act` in the order fused ops list them (activation_params), defaults filled
+// in; nullopt when one is not a known constant. In conv_activation_fusion.cpp.
+std::optional<std::vector<float>> fused_activation_params(const Analysis& a, const Node& act,
+                                                          const ops::FusedActivation& f);
+
 // The internal domain of onyx's fused ops that ONNX lacks at the model's opset.
 inline constexpr const char* kOnyxDomain = ops::kFusedDomain;
 // Imports kOnyxDomain (version 1) into the model if it is not yet.

@@ -18,6 +18,7 @@
 #include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
 #include "ir/tensor_alloc.hpp"
+#include "ops/math/fast_unary.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -76,36 +77,6 @@ std::unique_ptr<Kernel> unary_kernel(FF ff, FI fi = {}) {
   return make_kernel([ff, fi](KernelContext& ctx) { apply_unary(ctx, ff, fi); });
 }
 
-// float32 inputs through the vectorized kernel (kernels/elementwise.hpp), every other type through the reference.
-class FastFloatUnary : public Kernel {
- public:
-  FastFloatUnary(kernels::UnaryParams p, std::unique_ptr<Kernel> reference) : p_(p), reference_(std::move(reference)) {}
-  void run(KernelContext& ctx) override {
-    const Tensor& x = ctx.input(0);
-    if (x.dtype() != DataType::Float) {
-      reference_->run(ctx);
-      return;
-    }
-    ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
-    Tensor& y = ctx.outputs()[0].tensor;
-    kernels::unary(p_, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
-  }
-
- private:
-  kernels::UnaryParams p_;
-  std::unique_ptr<Kernel> reference_;
-};
-
-std::unique_ptr<Kernel> with_fast_float(const KernelInit& init, kernels::UnaryParams p, std::unique_ptr<Kernel> reference) {
-  if (init.reference_only) return reference;
-  return std::make_unique<FastFloatUnary>(p, std::move(reference));
-}
-
-kernels::UnaryParams unary_params(kernels::UnaryOp op) {
-  kernels::UnaryParams p;
-  p.op = op;
-  return p;
-}
 
 // Registers an op whose output has the input's type and shape, one entry per (since_version, allowed types).
 void add_same_type(Registry& r, const char* name, const std::vector<std::pair<int, Types>>& versions, KernelFactory k) {

@@ -23,6 +23,7 @@
 #include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
 #include "ir/tensor_alloc.hpp"
+#include "ops/math/fast_unary.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -98,36 +99,6 @@ void add_same_type(Registry& r, const char* name, const std::vector<std::pair<in
     r.add(OpDef{"", name, v, {{{0}, types}}, [](InferContext& ctx) { infer_same_as_input(ctx); }, k});
 }
 
-// float32 inputs through the vectorized kernel (kernels/elementwise.hpp), every other type through the reference.
-class FastFloatUnary : public Kernel {
- public:
-  FastFloatUnary(kernels::UnaryParams p, std::unique_ptr<Kernel> reference) : p_(p), reference_(std::move(reference)) {}
-  void run(KernelContext& ctx) override {
-    const Tensor& x = ctx.input(0);
-    if (x.dtype() != DataType::Float) {
-      reference_->run(ctx);
-      return;
-    }
-    ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
-    Tensor& y = ctx.outputs()[0].tensor;
-    kernels::unary(p_, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
-  }
-
- private:
-  kernels::UnaryParams p_;
-  std::unique_ptr<Kernel> reference_;
-};
-
-std::unique_ptr<Kernel> with_fast_float(const KernelInit& init, kernels::UnaryParams p, std::unique_ptr<Kernel> reference) {
-  if (init.reference_only) return reference;
-  return std::make_unique<FastFloatUnary>(p, std::move(reference));
-}
-
-kernels::UnaryParams unary_params(kernels::UnaryOp op) {
-  kernels::UnaryParams p;
-  p.op = op;
-  return p;
-}
 
 double sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x)); }
 // log(1 + exp(x)) without overflow.
