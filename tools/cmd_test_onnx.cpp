@@ -39,7 +39,8 @@ const char* const kTestOnnxUsage =
     "                       With this file, unexpected failures and unexpected passes make the exit status 1.\n"
     "  --filter GLOB        run only tests whose SUITE/TEST matches\n"
     "  --timeout SECONDS    per test (default 60)\n"
-    "  --level LEVEL        graph optimization level of the sessions: 0, basic (1, the default), extended (2) or all (3)\n"
+    "  --level LEVEL        graph optimization level of the sessions: 0, basic (1), extended (2) or all (3,\n"
+    "                       the default, as sessions have it)\n"
     "Prints one line per failure, a table per suite and 'N passed, N failed'.\n";
 
 namespace {
@@ -266,7 +267,8 @@ int cmd_test_onnx(const std::vector<std::string>& argv) {
   auto exp_path = args.value("--expectations");
   if (exp_path) expectations = read_expectations(*exp_path);
   int timeout = std::stoi(args.value("--timeout").value_or("60"));
-  const int level = opt::parse_level(args.value("--level").value_or("basic"));
+  // Sessions as users get them unless asked otherwise.
+  const int level = args.value("--level") ? opt::parse_level(*args.value("--level")) : SessionOptions{}.optimization_level;
   std::vector<Case> cases = collect(args.positional());
   if (auto f = args.value("--filter")) {
     std::vector<Case> kept;
