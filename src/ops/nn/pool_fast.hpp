@@ -41,8 +41,10 @@ inline std::optional<kernels::PoolShape> onednn_pool_shape(const WindowAttrs& at
     const int64_t need = (s.out[i] - 1) * s.strides[i] + span - s.in[i] - s.pads[i];
     // Past the declared pads ONNX's average never counts positions; oneDNN's include-padding would.
     if (need > s.pads[i + 2] && kind == kernels::PoolShape::Kind::AverageIncludePad) return std::nullopt;
-    if (need < 0) return std::nullopt;
-    s.pads[i + 2] = need;
+    // Below zero the last input rows are in no window: no end padding gives the same output size.
+    const int64_t end = std::max<int64_t>(need, 0);
+    if ((s.in[i] + s.pads[i] + end - span) / s.strides[i] + 1 != s.out[i]) return std::nullopt;
+    s.pads[i + 2] = end;
   }
   return s;
 }
