@@ -50,8 +50,9 @@ def run_plain(cmd, timeout):
 
 
 def compare_outputs(onyx_dir, ort_dir):
-    """Worst max-abs and max-rel error over the outputs; rel divides by max(|ORT value|, 1e-6), scaled by the
-    largest |ORT value| of that output (elementwise rel overstates errors on values near zero)."""
+    """Worst errors over the outputs: max-abs; max-rel, each difference over max(|ORT value|, 1e-6); and scaled,
+    the largest difference over the largest |ORT value| of that output (max-rel overstates errors on values near
+    zero)."""
     onyx_files = sorted(f for f in os.listdir(onyx_dir) if f.startswith("output_") and f.endswith(".pb"))
     ort_files = sorted(f for f in os.listdir(ort_dir) if f.startswith("output_") and f.endswith(".npy"))
     if len(onyx_files) != len(ort_files) or not onyx_files:
