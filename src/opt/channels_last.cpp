@@ -106,22 +106,7 @@ Value* permuted_constant(PassContext& ctx, const Value* v) {
   if (t->element_count() == 1 && t->dims().size() == 0) return const_cast<Value*>(v);
   std::vector<int64_t> d(4 - t->dims().size(), 1);
   d.insert(d.end(), t->dims().begin(), t->dims().end());
-  std::vector<int64_t> od(4);
-  for (int i = 0; i < 4; ++i) od[i] = d[kToNhwc[i]];
-  Tensor out = Tensor::allocate(t->dtype(), od);
-  const size_t es = static_cast<size_t>(dtype_bits(t->dtype()) / 8);
-  const int64_t in_stride[4] = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
-  char* dst = out.mutable_data<char>();
-  const char* src = t->bytes().data();
-  for (int64_t i0 = 0; i0 < od[0]; ++i0)
-    for (int64_t i1 = 0; i1 < od[1]; ++i1)
-      for (int64_t i2 = 0; i2 < od[2]; ++i2)
-        for (int64_t i3 = 0; i3 < od[3]; ++i3, dst += es) {
-          const int64_t idx[4] = {i0, i1, i2, i3};
-          int64_t off = 0;
-          for (int k = 0; k < 4; ++k) off += idx[k] * in_stride[kToNhwc[k]];
-          std::memcpy(dst, src + off * es, es);
-        }
+  Tensor out = ops::permute4(t->reshaped(d), {kToNhwc[0], kToNhwc[1], kToNhwc[2], kToNhwc[3]});
   return &ctx.add_initializer(v->name + "_nhwc", std::move(out));
 }
 

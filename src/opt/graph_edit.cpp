@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 #include "ir/scalar.hpp"
 #include "ir/spec_table.hpp"
+#include "ops/op_kit.hpp"
 #include "ops/registry.hpp"
 
 namespace onyx::opt {
@@ -547,6 +548,28 @@ std::optional<int64_t> attr_int(const Node& n, const char* name) {
   const Attribute* a = n.attribute(name);
   if (!a || a->type != AttributeType::Int || !a->ref_attr_name.empty()) return std::nullopt;
   return a->i;
+}
+
+std::optional<std::vector<int64_t>> node_axes(const Analysis& a, const Node& n, int64_t input_since, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (a.opset(&n) >= input_since) {
+    if (n.inputs.size() < 2 || !n.inputs[1]) return std::nullopt;
+    const Tensor* t = a.constant(n.inputs[1]);
+    if (!t || (t->dtype() != DataType::Int64 && t->dtype() != DataType::Int32)) return std::nullopt;
+    axes = ops::read_ints(*t);
+  } else {
+    auto given = attr_ints(n, "axes");
+    if (!given) return std::nullopt;
+    axes = *given;
+  }
+  if (axes.empty()) return std::nullopt;
+  for (int64_t& x : axes) {
+    if (x < -rank || x >= rank) return std::nullopt;
+    if (x < 0) x += rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return std::nullopt;
+  return axes;
 }
 
 std::optional<std::vector<int64_t>> attr_ints(const Node& n, const char* name) {

@@ -133,6 +133,9 @@ bool is_const_near(const Analysis& a, const Value* v, double want, double tol = 
 // A scalar (one element) constant as double.
 std::optional<double> scalar_value(const Tensor* t);
 bool is_float_type(DataType t);
+// The axes of `n` (attribute `axes` before opset `input_since`, constant input 1 from it), normalized for `rank`,
+// sorted; nullopt when unknown, empty, out of range or repeated.
+std::optional<std::vector<int64_t>> node_axes(const Analysis& a, const Node& n, int64_t input_since, int64_t rank);
 // Attribute `name` of `n` as int / ints / float when present and of that type.
 std::optional<int64_t> attr_int(const Node& n, const char* name);
 std::optional<std::vector<int64_t>> attr_ints(const Node& n, const char* name);

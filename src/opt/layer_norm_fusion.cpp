@@ -12,27 +12,12 @@
 namespace onyx::opt {
 namespace {
 
-// Sorted normalized axes of a ReduceMean with keepdims, or nullopt.
+// Sorted normalized axes of a ReduceMean with keepdims (axes an int64 input from opset 18), or nullopt.
 std::optional<std::vector<int64_t>> reduce_axes(const Analysis& a, const Node& n, int64_t rank) {
   if (!is_op(&n, "ReduceMean") || !a.def(&n) || attr_int(n, "keepdims").value_or(1) != 1) return std::nullopt;
-  std::vector<int64_t> axes;
-  if (a.opset(&n) >= 18) {
-    if (n.inputs.size() < 2 || !n.inputs[1]) return std::nullopt;
-    const Tensor* t = a.constant(n.inputs[1]);
-    if (!t || t->dtype() != DataType::Int64) return std::nullopt;
-    axes = ops::read_ints(*t);
-  } else {
-    auto given = attr_ints(n, "axes");
-    if (!given) return std::nullopt;
-    axes = *given;
-  }
-  if (axes.empty()) return std::nullopt;
-  for (int64_t& x : axes) {
-    if (x < -rank || x >= rank) return std::nullopt;
-    if (x < 0) x += rank;
-  }
-  std::sort(axes.begin(), axes.end());
-  return axes;
+  if (a.opset(&n) >= 18 && n.inputs.size() >= 2 && n.inputs[1] && a.dtype(n.inputs[1]) != DataType::Int64)
+    return std::nullopt;
+  return node_axes(a, n, 18, rank);
 }
 
 // A per-feature constant (scale or bias) as a tensor LayerNormalization accepts: its dims, with leading 1s

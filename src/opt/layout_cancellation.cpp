@@ -39,28 +39,6 @@ bool is_identity_perm(const std::vector<int64_t>& p) {
   return true;
 }
 
-// Axes of a Squeeze/Unsqueeze (attribute before opset 13, constant input after), normalized for `rank`, sorted.
-std::optional<std::vector<int64_t>> axes_of(const Analysis& a, const Node& n, int64_t rank) {
-  std::vector<int64_t> axes;
-  if (a.opset(&n) >= 13) {
-    if (n.inputs.size() < 2 || !n.inputs[1]) return std::nullopt;
-    const Tensor* t = a.constant(n.inputs[1]);
-    if (!t || (t->dtype() != DataType::Int64 && t->dtype() != DataType::Int32)) return std::nullopt;
-    axes = ops::read_ints(*t);
-  } else {
-    auto given = attr_ints(n, "axes");
-    if (!given) return std::nullopt;
-    axes = *given;
-  }
-  if (axes.empty()) return std::nullopt;
-  for (int64_t& x : axes) {
-    if (x < -rank || x >= rank) return std::nullopt;
-    if (x < 0) x += rank;
-  }
-  std::sort(axes.begin(), axes.end());
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return std::nullopt;
-  return axes;
-}
 
 // `out` equals `x`: readers of `out` read `x`, and `nodes` (which computed out from x) go.
 bool bypass(PassContext& ctx, Value* out, Value* x, const std::vector<Node*>& nodes) {
@@ -130,12 +108,12 @@ bool squeeze_pair(PassContext& ctx, Node& outer) {
   if (outer_squeezes) {
     // Unsqueeze's axes count in its output's rank, which is the rank Squeeze reads.
     const int64_t mid = a.rank(inner->outputs[0]);
-    auto added = axes_of(a, *inner, mid);
-    auto removed = axes_of(a, outer, mid);
+    auto added = node_axes(a, *inner, 13, mid);
+    auto removed = node_axes(a, outer, 13, mid);
     if (!added || !removed || *added != *removed || mid != rank + static_cast<int64_t>(added->size())) return false;
   } else {
-    auto removed = axes_of(a, *inner, rank);
-    auto added = axes_of(a, outer, rank);
+    auto removed = node_axes(a, *inner, 13, rank);
+    auto added = node_axes(a, outer, 13, rank);
     auto dims = a.static_dims(x);
     if (!removed || !added || *added != *removed || !dims) return false;
     for (int64_t ax : *removed)

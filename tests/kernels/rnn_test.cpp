@@ -10,10 +10,13 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "format/onnx_proto.hpp"
+#include "kernels/onednn_log.hpp"
 #include "onyx/session.hpp"
 
 namespace onyx {
 namespace {
+
+using testing::onednn_log;
 
 // The oneDNN primitive the fast kernels execute (the input products).
 constexpr const char* kFastPrimitive = "exec,cpu,matmul";
@@ -155,15 +158,6 @@ Built build(const LstmCase& c, uint32_t seed) {
   return out;
 }
 
-template <class F>
-std::string onednn_log(F&& run) {
-  dnnl::set_verbose(1);
-  ::testing::internal::CaptureStdout();
-  run();
-  std::string log = ::testing::internal::GetCapturedStdout();
-  dnnl::set_verbose(0);
-  return log;
-}
 
 void expect_close(const Datum& fast, const Datum& ref, const std::string& what) {
   ASSERT_EQ(fast.tensor.dims(), ref.tensor.dims()) << what;

@@ -20,10 +20,6 @@
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
-namespace {
-
-constexpr int kConvVersion = 22, kPoolVersion = 22;
-constexpr std::array<int64_t, 4> kToNchw{0, 3, 1, 2}, kToNhwc{0, 2, 3, 1};
 
 // out[i] = in[perm[i]] for dims; a rank-4 tensor's elements moved to that order (any element type of whole bytes).
 Tensor permute4(const Tensor& t, const std::array<int64_t, 4>& perm) {
@@ -45,6 +41,11 @@ Tensor permute4(const Tensor& t, const std::array<int64_t, 4>& perm) {
       }
   return out;
 }
+
+namespace {
+
+constexpr int kConvVersion = 22, kPoolVersion = 22;
+constexpr std::array<int64_t, 4> kToNchw{0, 3, 1, 2}, kToNhwc{0, 2, 3, 1};
 
 // A type with its rank-4 dims permuted (unchanged when the rank is not known to be 4).
 Type permuted(const Type& t, const std::array<int64_t, 4>& perm) {

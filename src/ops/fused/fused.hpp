@@ -1,6 +1,7 @@
 // onyx's internal op domain "ai.onyx": ops the optimizer creates when ONNX has no standard op for the fused form
 // at the model's opset. A model saved after optimization imports the domain (version 1) and loads again.
 #pragma once
+#include <array>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,10 @@ struct FusedActivation {
   int since_version;
   std::vector<std::pair<const char*, float>> params;
 };
+
+// A rank-4 tensor (any element type of whole bytes) with its dims in the order `perm` (out dim i = in dim perm[i])
+// and its elements moved to match: NCHW <-> NHWC for the channels-last ops and the layout pass.
+Tensor permute4(const Tensor& t, const std::array<int64_t, 4>& perm);
 
 // The activation named `op_type`, or null when FusedConv cannot apply it.
 const FusedActivation* find_fused_activation(std::string_view op_type);
