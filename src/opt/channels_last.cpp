@@ -3,8 +3,8 @@
 // output), AveragePool and the global pools (static sizes), which become NhwcMaxPool / NhwcAveragePool, and
 // ops that do not care about the layout (elementwise
 // activations; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or are constants, which
-// get permuted copies; Concat, whose axis is renamed; inference BatchNormalization, which becomes Mul and Add
-// over the last axis; channel shuffles, Reshape-Transpose-Reshape, which shuffle the last axis instead), and a
+// get permuted copies; Concat, whose axis is renamed; inference BatchNormalization, which becomes a depthwise
+// 1x1 NhwcConv; channel shuffles, Reshape-Transpose-Reshape, which shuffle the last axis instead), and a
 // Transpose to NHWC reading one back to NCHW reads the NHWC tensor instead. What is
 // left are conversions at the edges of each channels-last region.
 #include <algorithm>
@@ -222,16 +222,18 @@ bool sink(PassContext& ctx, Node& n) {
       s[c] = p[0]->data<float>()[c] / std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + eps);
       sh[c] = p[1]->data<float>()[c] - p[2]->data<float>()[c] * s[c];
     }
-    Value& sv = ctx.add_initializer(n.name.empty() ? "bn_scale" : n.name + "_scale", make_float_tensor(DataType::Float, {C}, s));
-    Value& tv = ctx.add_initializer(n.name.empty() ? "bn_shift" : n.name + "_shift", make_float_tensor(DataType::Float, {C}, sh));
-    Value* y = n.outputs[0];
-    Value& scaled = new_value(ctx, y->name + "_scaled");
-    Value& yt = new_value(ctx, y->name + "_nhwc");
+    // As a depthwise 1x1 NhwcConv (weights s, bias t): one pass over the tensor, and an activation after it fuses
+    // into the same pass (nhwc-conv-fusion).
     const std::string name = n.name;
+    Value& wv = ctx.add_initializer(name.empty() ? "bn_scale" : name + "_scale", make_float_tensor(DataType::Float, {C, 1, 1, 1}, s));
+    Value& tv = ctx.add_initializer(name.empty() ? "bn_shift" : name + "_shift", make_float_tensor(DataType::Float, {C}, sh));
+    Value* y = n.outputs[0];
+    Value& yt = new_value(ctx, y->name + "_nhwc");
     Value* x = t->inputs[0];
-    Node& mul = ctx.replace_node(n, "Mul", "", {x, &sv}, {&scaled}, name);
-    ctx.insert_node(mul, "Add", "", {&scaled, &tv}, {&yt}, ctx.fresh_name(name.empty() ? "bn_shift" : name + "_shift"));
-    add_transpose(ctx, mul, &yt, y, kToNchw, name.empty() ? y->name : name);
+    Node& conv = ctx.replace_node(n, "NhwcConv", kOnyxDomain, {x, &wv, &tv}, {&yt}, name);
+    conv.attributes.push_back(make_attr_int("group", C));
+    conv.attributes.push_back(make_attr_ints("kernel_shape", {1, 1}));
+    add_transpose(ctx, conv, &yt, y, kToNchw, name.empty() ? y->name : name);
     return true;
   } else {
     return false;

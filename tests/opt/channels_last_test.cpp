@@ -54,11 +54,16 @@ TEST(ChannelsLast, ConvolutionChainsStayChannelsLast) {
     const V ops = op_list(m);
     // One conversion in, one out; every conv, pool and elementwise op runs on the NHWC tensors.
     EXPECT_EQ(count(ops, "Transpose"), 2u) << ::testing::PrintToString(ops);
-    EXPECT_EQ(count(ops, "ai.onyx.NhwcConv"), 4u) << ::testing::PrintToString(ops);
+    EXPECT_EQ(count(ops, "ai.onyx.NhwcConv"), 5u) << ::testing::PrintToString(ops);
     EXPECT_EQ(count(ops, "ai.onyx.NhwcMaxPool"), 1u);
     EXPECT_EQ(count(ops, "ai.onyx.NhwcAveragePool"), 1u);
-    // BatchNormalization became Mul and Add over the channels (last) axis; its Relu stays, on NHWC data.
-    EXPECT_EQ(count(ops, "Relu"), 1u);
+    // BatchNormalization became a depthwise 1x1 NhwcConv, with the Relu after it fused.
+    EXPECT_EQ(count(ops, "Relu"), 0u) << ::testing::PrintToString(ops);
+    bool depthwise_bn = false;
+    for (const auto& n : m.graph->nodes)
+      if (n->op_type == "NhwcConv" && n->attribute("group") && n->attribute("group")->i == 12)
+        depthwise_bn = n->attribute("activation") && n->attribute("activation")->s == "Relu";
+    EXPECT_TRUE(depthwise_bn) << ::testing::PrintToString(ops);
     for (const char* gone : {"Conv", "MaxPool", "BatchNormalization", "Dropout", "GlobalAveragePool"})
       EXPECT_EQ(count(ops, gone), 0u) << gone << " in " << ::testing::PrintToString(ops);
     // The residual Add and the Relu after it went into the second convolution.
@@ -70,6 +75,35 @@ TEST(ChannelsLast, ConvolutionChainsStayChannelsLast) {
     expect_same_outputs(bytes);
     expect_idempotent(bytes, 3);
   }
+}
+
+// DenseNet as Caffe2 exports it: Concat, BatchNormalization, then its affine part again as a per-channel Mul and
+// Add, then Relu, before each convolution. Channels-last, all four become one depthwise 1x1 NhwcConv: the Mul and
+// Add fold into its weights and bias, the Relu into its epilogue.
+TEST(ChannelsLast, PreActivationBatchNormBecomesOneConvolution) {
+  GraphSpec g(9);
+  g.input("x", DataType::Float, {1, 3, 8, 8}).random("w0", {3, 3, 1, 1}).random("w1", {4, 3, 3, 3}).random("w2", {5, 7, 1, 1});
+  g.floats("scale", {7}, {1, 2, 0.5f, 1, 1.5f, 1, 0.25f}).floats("shift", {7}, {0, 0.1f, 0, -0.2f, 0, 0.3f, 0});
+  g.floats("mean", {7}, {0, 0.2f, 0, 0, -0.1f, 0, 0}).floats("var", {7}, {1, 2, 1, 1, 0.5f, 1, 1});
+  g.floats("mul", {7, 1, 1}, {1, -1, 2, 0.5f, 1, 3, -0.5f}).floats("add", {1, 7, 1, 1}, {0.1f, 0, -0.3f, 0, 0, 0.2f, 1});
+  const std::vector<int64_t> pads1{1, 1, 1, 1};
+  g.node("Conv", {"x", "w0"}, {"c0"})
+      .node("Conv", {"c0", "w1"}, {"c1"}, {{"pads", pads1}})
+      .node("Concat", {"c0", "c1"}, {"cat"}, {{"axis", int64_t{1}}})
+      .node("BatchNormalization", {"cat", "scale", "shift", "mean", "var"}, {"bn"})
+      .node("Mul", {"bn", "mul"}, {"m"})
+      .node("Add", {"m", "add"}, {"a"})
+      .node("Relu", {"a"}, {"r"})
+      .node("Conv", {"r", "w2"}, {"y"})
+      .output("y");
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 3);
+  const V ops = op_list(m);
+  EXPECT_EQ(ops, (V{"Transpose", "ai.onyx.NhwcConv", "ai.onyx.NhwcConv", "Concat", "ai.onyx.NhwcConv",
+                    "ai.onyx.NhwcConv", "Transpose"}))
+      << ::testing::PrintToString(ops);
+  expect_same_outputs(g.bytes());
+  expect_idempotent(g.bytes(), 3);
 }
 
 // ShuffleNet's channel shuffle between two convolutions runs on the NHWC tensor: no conversion in between.
