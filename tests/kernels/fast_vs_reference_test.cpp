@@ -320,7 +320,8 @@ TEST(FastKernels, NhwcPoolsMatchReference) {
   compare_without_onednn(n, "AveragePool ceil_mode + count_include_pad");
 }
 
-// Transposes that are batched 2-D transposes take a tiled path; any permutation must give the reference's bytes.
+// Transposes that are batched 2-D transposes take a tiled path (or, for few rows of 4-byte elements, a vector
+// interleave); any permutation must give the reference's bytes.
 TEST(FastKernels, TransposeMatchesReference) {
   std::mt19937 rng(24);
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
@@ -328,6 +329,9 @@ TEST(FastKernels, TransposeMatchesReference) {
       {{3, 1, 40, 50}, {0, 3, 2, 1}}, {{4, 33, 35}, {0, 2, 1}},       {{2, 3, 4, 50, 60}, {0, 1, 3, 4, 2}},
       {{5, 6, 7, 8}, {3, 1, 2, 0}},   {{1, 4, 29, 7, 9}, {0, 2, 1, 3, 4}}, {{6, 40, 5}, {1, 0, 2}},
       {{2, 3, 5, 7, 11}, {1, 0, 2, 3, 4}},
+      // Few rows (2, 4, 8, 16) per matrix, as NHWC channel shuffles: whole 16-column blocks and a tail.
+      {{1, 7, 9, 4, 37}, {0, 1, 2, 4, 3}}, {{3, 2, 50}, {0, 2, 1}}, {{5, 8, 16}, {0, 2, 1}}, {{2, 16, 33}, {0, 2, 1}},
+      {{2, 5, 6, 3, 40}, {0, 1, 2, 4, 3}},
   };
   for (const auto& [dims, perm] : cases) {
     for (DataType dt : {DataType::Float, DataType::UInt8, DataType::Int16, DataType::Double}) {

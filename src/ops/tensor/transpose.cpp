@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ir/tensor_alloc.hpp"
 #include "ops/tensor/layout_kit.hpp"
 
 namespace onyx::ops {
@@ -88,6 +89,58 @@ void transpose_batched(const char* x, char* y, int64_t batches, int64_t R, int64
   }
 }
 
+// Batched transposes of few rows (R = 2, 4, 8 or 16) of 4-byte elements: a channel shuffle over NHWC data is one
+// per pixel, with R the group count. Per block of 16 columns the R rows are loaded as vectors and interleaved in
+// log2(R) rounds of pairwise zips (rows r and r + n/2 of the n streams left), which leaves Y's 16 R elements in
+// order. Elements move as 32-bit integers, bit for bit.
+using Lanes = uint32_t __attribute__((vector_size(64)));
+
+template <int R>
+__attribute__((always_inline)) inline void interleave_rows(const uint32_t* src, int64_t C, int64_t c0, uint32_t* dst) {
+  Lanes s[R], t[R];
+  for (int r = 0; r < R; ++r) std::memcpy(&s[r], src + r * C + c0, sizeof(Lanes));
+  for (int n = R; n > 1; n /= 2) {
+    const int m = R / n;  // vectors per stream
+    for (int i = 0; i < n / 2; ++i)
+      for (int j = 0; j < m; ++j) {
+        const Lanes x = s[i * m + j], y = s[(i + n / 2) * m + j];
+        t[2 * i * m + 2 * j] = __builtin_shufflevector(x, y, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        t[2 * i * m + 2 * j + 1] =
+            __builtin_shufflevector(x, y, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      }
+    for (int r = 0; r < R; ++r) s[r] = t[r];
+  }
+  std::memcpy(dst + c0 * R, s, sizeof s);
+}
+
+template <int R>
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void transpose_few_rows(const uint32_t* x, uint32_t* y, int64_t batches, int64_t C) {
+#pragma omp parallel for schedule(static) if (batches * R * C > (int64_t{1} << 18))
+  for (int64_t b = 0; b < batches; ++b) {
+    const uint32_t* src = x + b * R * C;
+    uint32_t* dst = y + b * R * C;
+    int64_t c = 0;
+    for (; c + 16 <= C; c += 16) interleave_rows<R>(src, C, c, dst);
+    for (; c < C; ++c)
+      for (int r = 0; r < R; ++r) dst[c * R + r] = src[r * C + c];
+  }
+}
+
+// True when transpose_few_rows took the transpose.
+bool few_rows(const char* x, char* y, int64_t batches, int64_t R, int64_t C) {
+  if (C < 16) return false;
+  const auto* src = reinterpret_cast<const uint32_t*>(x);
+  auto* dst = reinterpret_cast<uint32_t*>(y);
+  switch (R) {
+    case 2: transpose_few_rows<2>(src, dst, batches, C); return true;
+    case 4: transpose_few_rows<4>(src, dst, batches, C); return true;
+    case 8: transpose_few_rows<8>(src, dst, batches, C); return true;
+    case 16: transpose_few_rows<16>(src, dst, batches, C); return true;
+    default: return false;
+  }
+}
+
 // Y[b][c][r] = X[b][r][c] for `batches` R x C matrices whose elements are runs of `bytes` bytes.
 void transpose_runs(const char* x, char* y, int64_t batches, int64_t R, int64_t C, size_t bytes) {
   constexpr int64_t kTile = 16;
@@ -108,7 +161,8 @@ void transpose_runs(const char* x, char* y, int64_t batches, int64_t R, int64_t 
 // Permutations that are batched 2-D transposes, of single elements or of contiguous runs of them: after merging,
 // [1, 0], [0, 2, 1], [1, 0, 2] or [0, 2, 1, 3] (channels-first <-> channels-last, channel shuffles). False when
 // the permutation is another one, for the general path.
-bool transpose_fast(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y) {
+// `out`: Y's dims; Y is allocated here (unfilled: the fast paths write every element) when one applies.
+bool transpose_fast(const Tensor& x, const std::vector<int64_t>& perm, const Dims& out, KernelContext& ctx) {
   const int bits = dtype_bits(x.dtype());
   if (bits % 8 != 0 || x.element_count() < 1024) return false;
   auto [md, mp] = merge_axes(x.dims(), perm);
@@ -119,13 +173,16 @@ bool transpose_fast(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y
   else if (mp == P{1, 0, 2}) R = md[0], C = md[1], run = md[2];
   else if (mp == P{0, 2, 1, 3}) batches = md[0], R = md[1], C = md[2], run = md[3];
   else return false;
+  ctx.set_output(0, allocate_for_overwrite(x.dtype(), out));
   const char* src = x.bytes().data();
-  char* dst = y.mutable_data<char>();
+  char* dst = ctx.outputs()[0].tensor.mutable_data<char>();
   const size_t bytes = static_cast<size_t>(bits / 8) * static_cast<size_t>(run);
   switch (run == 1 ? bytes : 0) {
     case 1: transpose_batched<1>(src, dst, batches, R, C); return true;
     case 2: transpose_batched<2>(src, dst, batches, R, C); return true;
-    case 4: transpose_batched<4>(src, dst, batches, R, C); return true;
+    case 4:
+      if (!few_rows(src, dst, batches, R, C)) transpose_batched<4>(src, dst, batches, R, C);
+      return true;
     case 8: transpose_batched<8>(src, dst, batches, R, C); return true;
     default: transpose_runs(src, dst, batches, R, C, bytes); return true;
   }
@@ -163,9 +220,8 @@ void add_transpose(Registry& r) {
           out[i] = xd[static_cast<size_t>(p[i])];
           strides[i] = xs[static_cast<size_t>(p[i])];
         }
-        Tensor& y = ctx.allocate_output(0, x.dtype(), out);
-        if (!init_reference && transpose_fast(x, p, y)) return;
-        gather_strided(x, y, out, strides);
+        if (!init_reference && transpose_fast(x, p, out, ctx)) return;
+        gather_strided(x, ctx.allocate_output(0, x.dtype(), out), out, strides);
       });
     };
     add_versions(r, "", "Transpose", {v}, {{{0}, all_types(v)}}, infer, kernel);
