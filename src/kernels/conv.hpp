@@ -1,7 +1,8 @@
-// Float 2-D convolution on oneDNN, channels-last (NHWC), where its fastest kernels run (brgemm-based, depthwise
-// included). Weights (M, C/group, kh, kw) are reordered once into oneDNN's layout; the bias and an epilogue (a
-// residual sum, then elementwise activations) are applied inside the primitive. run_nhwc reads and writes
-// channels-last tensors as they are; run_nchw converts NCHW tensors to channels-last and back around the kernel.
+// Float 2-D convolution on oneDNN, channels-last (NHWC), where its fastest direct kernels run (brgemm-based,
+// depthwise included), or Winograd on oneDNN's blocked layout (nChw16c) for the 3x3 stride-1 convolutions where it
+// pays. Weights (M, C/group, kh, kw) are reordered once into oneDNN's layout; the bias and an epilogue (a residual
+// sum, then elementwise activations) are applied inside the primitive. run_nhwc and run_nchw read and write
+// tensors in those layouts, converting around the kernel where its layout differs.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -44,14 +45,17 @@ class PackedConv {
   void run_nhwc(const float* x, int64_t N, int64_t H, int64_t W, float* y) const;
 
  private:
+  // The layouts a run's tensors come in, and the primitive's own (src_conv / dst_conv: NHWC, or nChw16c for
+  // Winograd), with the reorders between them: [0] for NHWC tensors, [1] for NCHW.
   struct Plan {
     dnnl::convolution_forward primitive;
     dnnl::memory weights;
-    dnnl::memory::desc src_nhwc, dst_nhwc, src_nchw, dst_nchw;
-    dnnl::reorder to_nhwc, to_nchw, dst_to_nhwc;
+    dnnl::memory::desc src[2], dst[2], src_conv, dst_conv;
+    dnnl::reorder src_in[2], dst_in[2], dst_out[2];  // dst_in: the sum epilogue's addend
   };
   const Plan& plan(int64_t N, int64_t H, int64_t W) const;
   void execute(const Plan& p, dnnl::memory& src, dnnl::memory& dst) const;
+  void run(const float* x, int64_t N, int64_t H, int64_t W, float* y, int layout) const;
   ConvShape shape_;
   std::vector<float> bias_;
   ConvEpilogue epilogue_;

@@ -281,6 +281,38 @@ TEST(FastKernels, NhwcConvMatchesReference) {
   }
 }
 
+// 3x3 stride-1 convolutions with C >= 16 run oneDNN's Winograd (on CPUs with AVX-512) in its blocked layout,
+// NCHW (Conv) and NHWC (NhwcConv, with residual sum and activation) tensors converted around it; other shapes,
+// and output channel blocks that Winograd handles badly (11 blocks of 16), keep the direct kernel.
+TEST(FastKernels, WinogradConvMatchesReference) {
+  std::mt19937 rng(23);
+  const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  struct Case {
+    int64_t C, M, H, W;
+    bool winograd;
+  };
+  const Case cases[] = {{16, 32, 12, 10, true}, {48, 16, 7, 9, true}, {20, 40, 9, 9, true}, {8, 32, 12, 10, false},
+                        {16, 176, 6, 6, false}};
+  for (const Case& c : cases) {
+    for (bool nhwc : {false, true}) {
+      OneNode n(nhwc ? "NhwcConv" : "Conv", nhwc ? 1 : 11, nhwc ? "ai.onyx" : "");
+      n.input("X", random_floats(rng, nhwc ? std::vector<int64_t>{2, c.H, c.W, c.C} : std::vector<int64_t>{2, c.C, c.H, c.W}))
+          .constant_input("W", random_floats(rng, {c.M, c.C, 3, 3}))
+          .constant_input("B", random_floats(rng, {c.M}));
+      if (nhwc) n.input("Z", random_floats(rng, {2, c.H, c.W, c.M})).attr_string("activation", "Relu");
+      n.attr_ints("pads", {1, 1, 1, 1});
+      const std::string what = std::string(nhwc ? "NhwcConv" : "Conv") + " C" + std::to_string(c.C) + " M" + std::to_string(c.M);
+      OneNode ref = n;
+      std::vector<Datum> fast_out, ref_out;
+      const std::string log = onednn_log([&] { fast_out = n.run(); });
+      ref_out = ref.options(reference_only()).run();
+      EXPECT_NE(log.find("exec,cpu,convolution"), std::string::npos) << what;
+      EXPECT_EQ(log.find("wino") != std::string::npos, c.winograd && avx512) << what << "\n" << log;
+      expect_close(fast_out[0], ref_out[0], what);
+    }
+  }
+}
+
 TEST(FastKernels, NhwcConvFallsBackForWhatItDidNotPack) {
   std::mt19937 rng(22);
   // W fed at run time (not a constant): the reference path computes.
