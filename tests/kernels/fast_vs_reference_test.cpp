@@ -181,13 +181,9 @@ TEST(FastKernels, ConvMatchesReference) {
   }
 }
 
-// Y = X @ W where W is an initializer and also a graph input (as in IR 3 models): the fast kernel packs W, and a
+// Y = op(X, W) where W is an initializer and also a graph input (as in IR 3 models): the fast kernel packs W, and a
 // run that feeds another W must use the fed one.
-TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
-  std::mt19937 rng(11);
-  const Tensor w = random_floats(rng, {8, 5});
-  const Tensor fed_w = random_floats(rng, {8, 5});
-  const Tensor x = random_floats(rng, {3, 8});
+void expect_fed_initializer_used(const std::string& op, const Tensor& x, const Tensor& w, const Tensor& fed_w) {
   pb::Arena arena;
   pb::Model m;
   m.ir_version = 3;
@@ -208,7 +204,7 @@ TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
   init.dims = w.dims();
   init.raw_data = arena.save(std::string(w.bytes()));
   pb::Node& n = g.node.emplace_back();
-  n.op_type = "MatMul";
+  n.op_type = arena.save(op);
   n.input = {"X", "W"};
   n.output = {"Y"};
   g.output.emplace_back().name = "Y";
@@ -221,6 +217,17 @@ TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
   expect_close(fed, ref.run(feeds)[0].second, "fed W");
   // And the fed W really changed the result (the test would not notice a kernel ignoring the feed otherwise).
   EXPECT_NE(values<float>(fed), values<float>(fast.run({{"X", Datum::of(x)}})[0].second));
+}
+
+TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
+  std::mt19937 rng(11);
+  const Tensor w = random_floats(rng, {8, 5});
+  const Tensor fed_w = random_floats(rng, {8, 5});
+  expect_fed_initializer_used("MatMul", random_floats(rng, {3, 8}), w, fed_w);
+  // ConvTranspose's W (C, M, kh, kw) is packed into oneDNN's deconvolution layout.
+  const Tensor cw = random_floats(rng, {4, 3, 3, 3});
+  const Tensor fed_cw = random_floats(rng, {4, 3, 3, 3});
+  expect_fed_initializer_used("ConvTranspose", random_floats(rng, {2, 4, 5, 6}), cw, fed_cw);
 }
 
 
@@ -381,7 +388,7 @@ TEST(FastKernels, PoolsMatchReference) {
 
 // ConvTranspose on oneDNN's deconvolution against the reference (GEMM + col2im): 1-D to 3-D, groups, strides,
 // dilations, uneven pads, auto_pad, output_padding and output_shape; each case with and without B, and with W
-// constant (packed at creation) and fed at run time (reordered at each run). Spatial sizes are random.
+// constant (packed at creation) or fed at run time (reordered at each run; B then fed too). Random spatial sizes.
 TEST(FastKernels, ConvTransposeMatchesReference) {
   std::mt19937 rng(28);
   struct Case {
@@ -419,7 +426,8 @@ TEST(FastKernels, ConvTransposeMatchesReference) {
       n.input("X", random_floats(rng, x_dims));
       if (fed_w) n.input("W", random_floats(rng, w_dims));
       else n.constant_input("W", random_floats(rng, w_dims));
-      if (bias) n.constant_input("B", random_floats(rng, {c.M}));
+      if (bias && fed_w) n.input("B", random_floats(rng, {c.M}));
+      else if (bias) n.constant_input("B", random_floats(rng, {c.M}));
       n.attr_ints("strides", std::vector<int64_t>(c.rank, c.stride))
           .attr_ints("dilations", std::vector<int64_t>(c.rank, c.dilation))
           .attr_int("group", c.group);
