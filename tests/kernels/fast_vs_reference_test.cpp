@@ -181,13 +181,9 @@ TEST(FastKernels, ConvMatchesReference) {
   }
 }
 
-// Y = X @ W where W is an initializer and also a graph input (as in IR 3 models): the fast kernel packs W, and a
+// Y = op(X, W) where W is an initializer and also a graph input (as in IR 3 models): the fast kernel packs W, and a
 // run that feeds another W must use the fed one.
-TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
-  std::mt19937 rng(11);
-  const Tensor w = random_floats(rng, {8, 5});
-  const Tensor fed_w = random_floats(rng, {8, 5});
-  const Tensor x = random_floats(rng, {3, 8});
+void expect_fed_initializer_used(const std::string& op, const Tensor& x, const Tensor& w, const Tensor& fed_w) {
   pb::Arena arena;
   pb::Model m;
   m.ir_version = 3;
@@ -208,7 +204,7 @@ TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
   init.dims = w.dims();
   init.raw_data = arena.save(std::string(w.bytes()));
   pb::Node& n = g.node.emplace_back();
-  n.op_type = "MatMul";
+  n.op_type = arena.save(op);
   n.input = {"X", "W"};
   n.output = {"Y"};
   g.output.emplace_back().name = "Y";
@@ -221,6 +217,17 @@ TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
   expect_close(fed, ref.run(feeds)[0].second, "fed W");
   // And the fed W really changed the result (the test would not notice a kernel ignoring the feed otherwise).
   EXPECT_NE(values<float>(fed), values<float>(fast.run({{"X", Datum::of(x)}})[0].second));
+}
+
+TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
+  std::mt19937 rng(11);
+  const Tensor w = random_floats(rng, {8, 5});
+  const Tensor fed_w = random_floats(rng, {8, 5});
+  expect_fed_initializer_used("MatMul", random_floats(rng, {3, 8}), w, fed_w);
+  // ConvTranspose's W (C, M, kh, kw) is packed into oneDNN's deconvolution layout.
+  const Tensor cw = random_floats(rng, {4, 3, 3, 3});
+  const Tensor fed_cw = random_floats(rng, {4, 3, 3, 3});
+  expect_fed_initializer_used("ConvTranspose", random_floats(rng, {2, 4, 5, 6}), cw, fed_cw);
 }
 
 
@@ -413,6 +420,93 @@ TEST(FastKernels, PoolsMatchReference) {
   counted.input("X", random_floats(rng, {1, 3, 10, 10}));
   counted.attr_ints("kernel_shape", {3, 3}).attr_ints("strides", {2, 2}).attr_int("ceil_mode", 1).attr_int("count_include_pad", 1);
   compare_without_onednn(counted, "AveragePool ceil_mode + count_include_pad");
+}
+
+// ConvTranspose on oneDNN's deconvolution against the reference (GEMM + col2im): 1-D to 3-D, groups, strides,
+// dilations, uneven pads, auto_pad, output_padding and output_shape; each case with and without B, and with W
+// constant (packed at creation) or fed at run time (reordered at each run; B then fed too). Random spatial sizes.
+TEST(FastKernels, ConvTransposeMatchesReference) {
+  std::mt19937 rng(28);
+  struct Case {
+    int rank;
+    int64_t C, M, group, k, stride, dilation;
+    std::vector<int64_t> pads, output_padding, output_shape;  // pads: begins then ends; empty: attribute absent
+    const char* auto_pad;
+  };
+  const Case cases[] = {
+      {2, 3, 5, 1, 3, 1, 1, {}, {}, {}, ""},
+      {2, 8, 6, 2, 3, 2, 1, {1, 0, 2, 1}, {}, {}, ""},
+      {2, 6, 9, 3, 4, 2, 1, {1, 1, 1, 1}, {1, 1}, {}, ""},
+      {2, 4, 4, 4, 3, 2, 1, {1, 1, 1, 1}, {1, 0}, {}, ""},
+      {2, 5, 3, 1, 3, 3, 2, {0, 2, 1, 0}, {2, 1}, {}, ""},
+      {2, 4, 6, 2, 3, 2, 1, {}, {}, {}, "SAME_UPPER"},
+      {2, 4, 3, 1, 4, 3, 1, {}, {}, {}, "SAME_LOWER"},
+      {2, 3, 4, 1, 3, 2, 1, {}, {}, {}, "VALID"},
+      {2, 6, 4, 2, 3, 2, 2, {}, {}, {0, 0}, ""},  // output_shape filled in from the input size below
+      {1, 5, 7, 1, 5, 2, 1, {2, 1}, {1}, {}, ""},
+      {1, 6, 6, 3, 3, 3, 2, {}, {}, {}, "SAME_UPPER"},
+      {3, 4, 3, 1, 3, 2, 1, {1, 0, 1, 1, 1, 0}, {1, 0, 1}, {}, ""},
+      {3, 4, 4, 2, 2, 1, 2, {}, {}, {0, 0, 0}, ""},
+  };
+  std::uniform_int_distribution<int64_t> size(2, 9);
+  int trial = 0;
+  for (const Case& c : cases) {
+    for (int variant = 0; variant < 4; ++variant, ++trial) {
+      const bool bias = variant % 2 == 1, fed_w = variant >= 2;
+      std::vector<int64_t> x_dims{2, c.C}, w_dims{c.C, c.M / c.group};
+      for (int i = 0; i < c.rank; ++i) {
+        x_dims.push_back(size(rng));
+        w_dims.push_back(c.k);
+      }
+      OneNode n("ConvTranspose", 11);
+      n.input("X", random_floats(rng, x_dims));
+      if (fed_w) n.input("W", random_floats(rng, w_dims));
+      else n.constant_input("W", random_floats(rng, w_dims));
+      if (bias && fed_w) n.input("B", random_floats(rng, {c.M}));
+      else if (bias) n.constant_input("B", random_floats(rng, {c.M}));
+      n.attr_ints("strides", std::vector<int64_t>(c.rank, c.stride))
+          .attr_ints("dilations", std::vector<int64_t>(c.rank, c.dilation))
+          .attr_int("group", c.group);
+      if (!c.pads.empty()) n.attr_ints("pads", c.pads);
+      if (!c.output_padding.empty()) n.attr_ints("output_padding", c.output_padding);
+      if (!c.output_shape.empty()) {
+        // Between the smallest output the pads can give and the full one: pads split the difference.
+        std::vector<int64_t> out;
+        for (int i = 0; i < c.rank; ++i) {
+          const int64_t full = c.stride * (x_dims[2 + i] - 1) + (c.k - 1) * c.dilation + 1;
+          out.push_back(full - (trial + i) % 3);
+        }
+        n.attr_ints("output_shape", out);
+      }
+      if (*c.auto_pad) n.attr_string("auto_pad", c.auto_pad);
+      compare(n, "ConvTranspose " + std::to_string(c.rank) + "-D C" + std::to_string(c.C) + " M" + std::to_string(c.M) +
+                     " g" + std::to_string(c.group) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) +
+                     " d" + std::to_string(c.dilation) + " " + c.auto_pad + (bias ? " +B" : "") +
+                     (fed_w ? " fed W" : ""),
+              "deconvolution");
+    }
+  }
+}
+
+// What oneDNN's deconvolution does not express runs the reference: an output_shape larger than the full output
+// (negative leading pads), and double.
+TEST(FastKernels, ConvTransposeFallsBackToReference) {
+  std::mt19937 rng(29);
+  OneNode wide("ConvTranspose", 11);
+  wide.input("X", random_floats(rng, {1, 2, 3, 4})).constant_input("W", random_floats(rng, {2, 3, 3, 3}));
+  wide.attr_ints("strides", {2, 2}).attr_ints("output_shape", {10, 11});
+  compare_without_onednn(wide, "ConvTranspose with output_shape past the full output");
+  Tensor x = Tensor::allocate(DataType::Double, {1, 2, 4, 4}), w = Tensor::allocate(DataType::Double, {2, 2, 3, 3});
+  for (Tensor* t : {&x, &w})
+    for (uint64_t i = 0; i < t->element_count(); ++i) t->mutable_data<double>()[i] = 0.25 * static_cast<double>(i % 7);
+  OneNode d("ConvTranspose", 11);
+  d.input("X", x).constant_input("W", w).attr_ints("strides", {2, 2});
+  OneNode d_ref = d;
+  std::vector<Datum> fast, ref;
+  const std::string log = onednn_log([&] { fast = d.run(); });
+  ref = d_ref.options(reference_only()).run();
+  EXPECT_EQ(log.find("exec,cpu,"), std::string::npos) << "double ConvTranspose ran oneDNN";
+  EXPECT_EQ(values<double>(fast[0]), values<double>(ref[0]));
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 //   otherwise total - floor(total/2) goes first.
 // v1 and v11 take float16/float/double (v11 only refined the text on pads and kernel_shape); v22 adds bfloat16.
 // Computed as im2col + blocked GEMM (Conv) and GEMM + col2im (ConvTranspose), in float (double for double).
-// Fast kernel: float32 2-D Conv with constant W (and B) runs on oneDNN (kernels/conv.hpp), weights packed at
-// session creation.
+// Fast kernels: float32 2-D Conv with constant W (and B) runs on oneDNN (kernels/conv.hpp), weights packed at
+// session creation; float32 ConvTranspose (1-D to 3-D) on oneDNN's deconvolution (kernels/conv_transpose.hpp).
 #include <mutex>
 
 #include "kernels/conv.hpp"
+#include "kernels/conv_transpose.hpp"
+#include "ir/tensor_alloc.hpp"
 #include "ops/nn/nn_kit.hpp"
 
 namespace onyx::ops {
@@ -434,6 +436,106 @@ class FastConv : public Kernel {
   std::map<std::array<int64_t, 4>, std::unique_ptr<kernels::PackedConv>> convs_;
 };
 
+void reference_conv_transpose(KernelContext& ctx, const ConvAttrs& a) {
+  nn::visit_float(ctx.input(0).dtype(), [&](auto tag) { conv_transpose_typed<decltype(tag)>(ctx, a); });
+}
+
+// Float32 ConvTranspose (1-D to 3-D) on oneDNN's deconvolution. A constant W is packed once (with the primitive
+// for a static input shape at session creation); a fed W (or a feed replacing the constant one) is reordered at
+// each run. Other element types, inputs the reference must report on, and geometries oneDNN does not take
+// (negative leading pads from output_shape) run the reference kernel.
+class FastConvTranspose : public Kernel {
+ public:
+  FastConvTranspose(ConvAttrs a, const KernelInit& init) : a_(std::move(a)) {
+    const Tensor* w = init.input_value(1);
+    if (!w || w->dtype() != DataType::Float || w->dims().size() < 3 || w->dims().size() > 5 ||
+        w->element_count() == 0)
+      return;
+    try {
+      const Dims& wd = w->dims();
+      if (wd[0] % a_.group != 0) return;
+      const kernels::ConvTransposeShape shape = shape_for(wd);
+      w_ = w;
+      packed_ = std::make_unique<kernels::PackedConvTranspose>(shape, w->data<float>());
+      // A static input shape gets its primitive (and W its packed copy) now, not on the first run.
+      const Type* x = init.input_types.empty() ? nullptr : init.input_types[0];
+      std::optional<Dims> xd = x ? static_dims(*x) : std::nullopt;
+      const bool has_b = init.node.inputs.size() > 2 && init.node.inputs[2];
+      if (xd && xd->size() == wd.size() && (*xd)[1] == wd[0]) {
+        const TransposeGeom g = transpose_geom(a_, Dims(xd->begin() + 2, xd->end()), shape.kernel);
+        packed_->prepare(sizes((*xd)[0], g, has_b));
+      }
+    } catch (const Error&) {
+      // Attributes the reference rejects: it reports them, with the input it gets.
+    }
+  }
+
+  void run(KernelContext& ctx) override {
+    if (!fast_run(ctx)) reference_conv_transpose(ctx, a_);
+  }
+
+ private:
+  // The oneDNN shape for W's dims (C, M/group, k...); attributes that do not fit them throw.
+  kernels::ConvTransposeShape shape_for(const Dims& wd) const {
+    WindowAttrs w = a_.w;
+    w.kernel = kernel_from(a_, wd, wd.size() - 2);
+    nn::complete_window_attrs(w, wd.size() - 2);
+    return {wd[0], wd[1] * a_.group, a_.group, w.kernel, w.strides, w.dilations};
+  }
+
+  static kernels::ConvTransposeSizes sizes(int64_t N, const TransposeGeom& g, bool bias) {
+    return {N, g.in, g.out, Dims(g.pads.begin(), g.pads.begin() + static_cast<int64_t>(g.in.size())), bias};
+  }
+
+  // The oneDNN kernel for a fed W of these dims (made on first use).
+  const kernels::PackedConvTranspose& unpacked(const Dims& wd) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = unpacked_.find(wd);
+    if (it == unpacked_.end())
+      it = unpacked_.emplace(wd, std::make_unique<kernels::PackedConvTranspose>(shape_for(wd), nullptr)).first;
+    return *it->second;
+  }
+
+  // False when the reference must compute (or report on) this run's inputs.
+  bool fast_run(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || (b && b->dtype() != DataType::Float))
+      return false;
+    const Dims& xd = x.dims();
+    const Dims& wd = w.dims();
+    if (xd.size() < 3 || xd.size() > 5 || wd.size() != xd.size() || wd[0] != xd[1] || xd[1] % a_.group != 0 ||
+        x.element_count() == 0 || w.element_count() == 0)
+      return false;
+    const int64_t M = wd[1] * a_.group;
+    if (b && b->dims() != Dims{M}) return false;
+    const size_t r = xd.size() - 2;
+    TransposeGeom g;
+    try {
+      g = transpose_geom(a_, Dims(xd.begin() + 2, xd.end()), kernel_from(a_, wd, r));
+    } catch (const Error&) {
+      return false;
+    }
+    const bool packed = w_ && w.bytes().data() == w_->bytes().data() && wd == w_->dims();
+    const kernels::PackedConvTranspose& k = packed ? *packed_ : unpacked(wd);
+    const kernels::ConvTransposeSizes sz = sizes(xd[0], g, b != nullptr);
+    if (!k.prepare(sz)) return false;
+    Dims yd{xd[0], M};
+    yd.insert(yd.end(), g.out.begin(), g.out.end());
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, yd));
+    k.run_nchw(sz, x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr,
+               ctx.outputs()[0].tensor.mutable_data<float>());
+    return true;
+  }
+
+  ConvAttrs a_;
+  const Tensor* w_ = nullptr;  // the constant W packed_ holds
+  std::unique_ptr<kernels::PackedConvTranspose> packed_;
+  std::mutex mutex_;
+  std::map<Dims, std::unique_ptr<kernels::PackedConvTranspose>> unpacked_;
+};
+
 template <bool kTranspose>
 std::unique_ptr<Kernel> conv_kernel(const KernelInit& init) {
   ConvAttrs a = read_conv_attrs(init.attrs, kTranspose);
@@ -445,6 +547,8 @@ std::unique_ptr<Kernel> conv_kernel(const KernelInit& init) {
     if (!init.reference_only && w && w->dtype() == DataType::Float && w->dims().size() == 4 && b_ok &&
         w->element_count() > 0 && a.group > 0 && w->dims()[0] % a.group == 0)
       return std::make_unique<FastConv>(a, *w, b);
+  } else {
+    if (!init.reference_only) return std::make_unique<FastConvTranspose>(a, init);
   }
   return make_kernel([a](KernelContext& ctx) {
     nn::visit_float(ctx.input(0).dtype(), [&](auto tag) {
