@@ -190,6 +190,25 @@ TEST(ReduceKernels, MatchDoubleWithinTheBound) {
   });
 }
 
+// Sums long enough that one float accumulator per output (in rows or in columns) would drift past the bound.
+TEST(ReduceKernels, LongSumsStayWithinTheBound) {
+  for_each_isa([](Isa) {
+    std::mt19937 rng(39);
+    for (const auto& [dims, red] : std::vector<std::pair<std::vector<int64_t>, std::vector<bool>>>{
+             {{200000, 3}, {true, false}}, {{2, 300000}, {false, true}}}) {
+      std::vector<float> x(static_cast<size_t>(count(dims)));
+      // Mostly one value: a single float accumulator would round the same way for long stretches.
+      std::uniform_real_distribution<float> u(1, 2);
+      for (float& v : x) v = rng() % 8 ? 1.3f : u(rng);
+      const Plain want = plain_reduce(Reduction::Sum, x, dims, red);
+      std::vector<float> y(want.y.size());
+      kernels::reduce(Reduction::Sum, x.data(), dims, red, y.data());
+      for (size_t o = 0; o < y.size(); ++o)
+        ASSERT_LE(std::fabs(y[o] - want.y[o]), kBound * want.scale[o] + want.y[o] / (1 << 23)) << dims_str(dims) << " output " << o;
+    }
+  });
+}
+
 TEST(ReduceKernels, MaxMinPropagateNaNAndInfinities) {
   for_each_isa([](Isa) {
     std::mt19937 rng(32);
