@@ -9,6 +9,8 @@
 #include <limits>
 #include <random>
 
+#include <omp.h>
+
 #include "kernels/elementwise.hpp"
 #include "kernels/reduce.hpp"
 #include "ops/op_test_util.hpp"
@@ -139,6 +141,9 @@ Plain plain_reduce(Reduction r, const std::vector<float>& x, const std::vector<i
 constexpr double kBound = 64.0 / (1 << 24);
 
 TEST(ReduceKernels, MatchDoubleWithinTheBound) {
+  // Four threads whatever the machine, so that outputs fewer than the threads split their rows into pieces.
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(4);
   for_each_isa([](Isa) {
     std::mt19937 rng(31);
     const Reduction kinds[] = {Reduction::Sum, Reduction::SumSquare, Reduction::L1, Reduction::Max, Reduction::Min,
@@ -156,7 +161,10 @@ TEST(ReduceKernels, MatchDoubleWithinTheBound) {
         {{}, {}},                                          // a scalar
         {{3, 0, 4}, {false, true, false}},                 // empty reduced set
         {{3, 0, 4}, {true, false, true}},                  // no outputs
-        {{256, 3136}, {false, true}}};
+        {{256, 3136}, {false, true}},
+        {{100001}, {true}},                                // one output: row pieces for the threads
+        {{3, 40000}, {false, true}},
+        {{3, 2, 30000}, {true, false, true}}};
     for (int trial = 0; trial < 40; ++trial) {
       std::vector<int64_t> dims = random_dims(rng);
       std::vector<bool> red(dims.size());
@@ -188,6 +196,7 @@ TEST(ReduceKernels, MatchDoubleWithinTheBound) {
       }
     }
   });
+  omp_set_num_threads(threads);
 }
 
 // Sums long enough that one float accumulator per output (in rows or in columns) would drift past the bound.
@@ -210,10 +219,13 @@ TEST(ReduceKernels, LongSumsStayWithinTheBound) {
 }
 
 TEST(ReduceKernels, MaxMinPropagateNaNAndInfinities) {
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(4);  // the one-output row splits into pieces
   for_each_isa([](Isa) {
     std::mt19937 rng(32);
     for (const auto& [dims, red] : std::vector<std::pair<std::vector<int64_t>, std::vector<bool>>>{
-             {{7, 133}, {false, true}}, {{133, 7}, {true, false}}, {{9, 70, 5}, {true, false, true}}, {{40}, {true}}}) {
+             {{7, 133}, {false, true}}, {{133, 7}, {true, false}}, {{9, 70, 5}, {true, false, true}}, {{40}, {true}},
+             {{80000}, {true}}}) {
       for (float special : {kNaN, kInf, -kInf}) {
         std::vector<float> x(static_cast<size_t>(count(dims)));
         std::uniform_real_distribution<float> u(-4, 4);
@@ -245,6 +257,7 @@ TEST(ReduceKernels, MaxMinPropagateNaNAndInfinities) {
       }
     }
   });
+  omp_set_num_threads(threads);
 }
 
 TEST(ReduceKernels, GroupNormMatchesDouble) {
