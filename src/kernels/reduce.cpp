@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include <omp.h>
+
 #include "kernels/elementwise_table.hpp"
 
 namespace onyx::kernels {
@@ -16,6 +18,8 @@ using ew::ReduceOp;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Work below this many input elements stays on the calling thread.
 constexpr int64_t kParallelThreshold = 1 << 16;
+// Row pieces for the threads are multiples of this (itself a multiple of every build's row block, reduce_impl.hpp).
+constexpr int64_t kRowPiece = 8192;
 // Rows a column fold adds in float before the partial sums go into double (the bound in reduce.hpp).
 constexpr int64_t kColBlockRows = 64;
 // Columns per parallel task of a column fold.
@@ -86,33 +90,64 @@ float empty_value(Reduction r) {
   }
 }
 
-// Each output folds `contrib` rows of `len` contiguous elements: at koff(o) + roff(q) for q < contrib.
+// Each output folds `contrib` rows of `len` contiguous elements: at koff(o) + roff(q) for q < contrib. With fewer
+// outputs than threads, each row splits into pieces of whole kRowPiece runs (so the blocks of the sums stay the
+// same), and the pieces' results are combined per output.
 void reduce_rows(const ew::Table& t, Reduction r, const float* x, const std::vector<Group>& kept,
                  const std::vector<Group>& red, int64_t len, int64_t group, float* y) {
   const int64_t outer = count_of(kept), contrib = count_of(red);
-  const ReduceOp op = fold_op(r);
-#pragma omp parallel for schedule(static) if (outer > 1 && outer * contrib * len > kParallelThreshold)
-  for (int64_t o = 0; o < outer; ++o) {
-    const float* xo = x + offset_of(o, kept);
-    if (is_extreme(r) || r == Reduction::LogSumExp) {
-      double m = r == Reduction::Min ? kInf : -kInf;
-      for (int64_t q = 0; q < contrib; ++q)
-        combine_extreme(r == Reduction::Min ? r : Reduction::Max, m, t.row_reduce(op, xo + offset_of(q, red), len, 0.0f));
-      if (r != Reduction::LogSumExp) {
-        y[o] = static_cast<float>(m);
-        continue;
-      }
-      double s = 0;
-      if (std::isfinite(m))
-        for (int64_t q = 0; q < contrib; ++q)
-          s += t.row_reduce(ReduceOp::SumExp, xo + offset_of(q, red), len, static_cast<float>(m));
-      y[o] = finish_lse(m, s);
-      continue;
-    }
-    double s = 0;
-    for (int64_t q = 0; q < contrib; ++q) s += t.row_reduce(op, xo + offset_of(q, red), len, 0.0f);
-    y[o] = finish_sum(r, s, group);
+  const int64_t work = outer * contrib * len;
+  const int64_t threads = omp_get_max_threads();
+  int64_t piece_len = len;
+  if (threads > 1 && outer < threads && work > kParallelThreshold && len >= 2 * kRowPiece) {
+    const int64_t pieces = std::min((threads + outer - 1) / outer, len / kRowPiece);
+    piece_len = ((len + pieces - 1) / pieces + kRowPiece - 1) / kRowPiece * kRowPiece;
   }
+  const int64_t pieces = (len + piece_len - 1) / piece_len;
+  const bool extreme = is_extreme(r) || r == Reduction::LogSumExp;  // LogSumExp: the maximum first
+  const Reduction er = r == Reduction::Min ? Reduction::Min : Reduction::Max;
+  // part[o * pieces + p]: the fold of piece p of every row of output o (shift: one per output; an output whose
+  // shift is not finite is left 0).
+  std::vector<double> part(static_cast<size_t>(outer * pieces));
+  auto fold = [&](ReduceOp op, const std::vector<double>* shift) {
+    const bool ext = op == ReduceOp::Max || op == ReduceOp::Min;
+#pragma omp parallel for schedule(static) if (outer * pieces > 1 && work > kParallelThreshold)
+    for (int64_t task = 0; task < outer * pieces; ++task) {
+      const int64_t o = task / pieces, b = (task % pieces) * piece_len, n = std::min(piece_len, len - b);
+      double a = op == ReduceOp::Min ? kInf : ext ? -kInf : 0.0;
+      if (!shift || std::isfinite((*shift)[o])) {
+        const float s = shift ? static_cast<float>((*shift)[o]) : 0.0f;
+        const float* xo = x + offset_of(o, kept) + b;
+        for (int64_t q = 0; q < contrib; ++q) {
+          const double v = t.row_reduce(op, xo + offset_of(q, red), n, s);
+          if (ext) combine_extreme(er, a, v);
+          else a += v;
+        }
+      }
+      part[task] = a;
+    }
+  };
+  auto combined = [&](int64_t o, bool ext) {
+    double a = ext ? part[o * pieces] : 0.0;
+    for (int64_t p = ext ? 1 : 0; p < pieces; ++p) {
+      if (ext) combine_extreme(er, a, part[o * pieces + p]);
+      else a += part[o * pieces + p];
+    }
+    return a;
+  };
+  fold(fold_op(r), nullptr);
+  if (!extreme) {
+    for (int64_t o = 0; o < outer; ++o) y[o] = finish_sum(r, combined(o, false), group);
+    return;
+  }
+  std::vector<double> m(static_cast<size_t>(outer));
+  for (int64_t o = 0; o < outer; ++o) m[o] = combined(o, true);
+  if (r != Reduction::LogSumExp) {
+    for (int64_t o = 0; o < outer; ++o) y[o] = static_cast<float>(m[o]);
+    return;
+  }
+  fold(ReduceOp::SumExp, &m);
+  for (int64_t o = 0; o < outer; ++o) y[o] = finish_lse(m[o], combined(o, false));
 }
 
 // Folds, for each q < contrib, `rows` rows (inner apart) of n columns at xo + roff(q) into acc: in blocks of
