@@ -124,6 +124,8 @@ const char* isa_name(Isa isa) {
   return "scalar";
 }
 
+const ew::Table& ew::active_table() { return table(); }
+
 void binary_same(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
   const ew::Table& t = table();
   const int64_t tasks = (n + kChunk - 1) / kChunk;

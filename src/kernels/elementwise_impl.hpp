@@ -292,9 +292,16 @@ void affine_impl(const float* x, float* y, int64_t n, float mul, float add) {
   map1<V>(x, y, n, [vm, va](R v) { return V::fma(v, vm, va); });
 }
 
+}  // namespace
+
+#include "kernels/reduce_impl.hpp"
+
+namespace {
+
 template <class V>
 onyx::kernels::ew::Table make_table() {
-  return {binary_impl<V>, unary_impl<V>, softmax_row_impl<V>, layer_norm_row_impl<V>, affine_impl<V>};
+  return {binary_impl<V>,     unary_impl<V>,     softmax_row_impl<V>, layer_norm_row_impl<V>, affine_impl<V>,
+          row_reduce_impl<V>, col_reduce_impl<V>, norm_affine_impl<V>};
 }
 
 }  // namespace

@@ -16,10 +16,13 @@
 // their own type with wrap-around (Sum, Mean, Prod, L1, SumSquare, Max, Min; Mean divides the wrapped sum,
 // truncating); L2, LogSum and LogSumExp of integers are computed in double and converted back with saturation
 // (NaN gives 0). Max/Min propagate NaN.
+// float32 inputs of every op but ReduceProd run through the vectorized kernels (kernels/reduce.hpp): float partial
+// sums added up in double, within the error bound stated there.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "kernels/reduce.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -65,6 +68,7 @@ struct Config {
   bool axes_input = false;
   bool keepdims = true;
   bool noop_with_empty = false;
+  bool fast = true;  // float32 through kernels::reduce (false: the reference kernel only)
   std::optional<std::vector<int64_t>> attr_axes;  // attribute versions
 };
 
@@ -257,6 +261,24 @@ void reduce_exact(RK kind, const T* x, const Dims& in, const std::vector<bool>& 
   }
 }
 
+// The vectorized kernel's name for the op; false for ReduceProd (a float product over- and underflows where the
+// reference's double does not).
+bool fast_reduction(RK kind, kernels::Reduction& r) {
+  switch (kind) {
+    case RK::Sum: r = kernels::Reduction::Sum; return true;
+    case RK::Mean: r = kernels::Reduction::Mean; return true;
+    case RK::Max: r = kernels::Reduction::Max; return true;
+    case RK::Min: r = kernels::Reduction::Min; return true;
+    case RK::L1: r = kernels::Reduction::L1; return true;
+    case RK::L2: r = kernels::Reduction::L2; return true;
+    case RK::LogSum: r = kernels::Reduction::LogSum; return true;
+    case RK::LogSumExp: r = kernels::Reduction::LogSumExp; return true;
+    case RK::SumSquare: r = kernels::Reduction::SumSquare; return true;
+    case RK::Prod: return false;
+  }
+  return false;
+}
+
 void run_reduce(const Config& cfg, KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int64_t rank = static_cast<int64_t>(x.dims().size());
@@ -279,6 +301,11 @@ void run_reduce(const Config& cfg, KernelContext& ctx) {
   }
   const int64_t out_count = product(out_dims);
   Tensor& y = ctx.allocate_output(0, x.dtype(), out_dims);
+  kernels::Reduction fast_kind;
+  if (cfg.fast && x.dtype() == DataType::Float && fast_reduction(cfg.kind, fast_kind)) {
+    kernels::reduce(fast_kind, x.data<float>(), x.dims(), spec.reduced, y.mutable_data<float>());
+    return;
+  }
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_float_like_v<T>) {
@@ -351,6 +378,7 @@ void add_reduce(Registry& r, const char* name, RK kind, int version, const std::
   auto infer = [kind, axes_input](InferContext& ctx) { infer_reduce(read_config(kind, axes_input, ctx.attrs), ctx); };
   auto kernel = [kind, axes_input](const KernelInit& init) {
     Config cfg = read_config(kind, axes_input, init.attrs);
+    cfg.fast = !init.reference_only;
     return make_kernel([cfg](KernelContext& ctx) { run_reduce(cfg, ctx); });
   };
   r.add(OpDef{"", name, version, tc, infer, kernel});

@@ -16,11 +16,13 @@
 //   MeanVarianceNormalization 9, 13 — (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9) over axes (default 0, 2, 3).
 //   LRN 1, 13 — X / (bias + alpha / size * sum of squares over the channel window) ^ beta.
 // float32 BatchNormalization in inference and LayerNormalization with Scale/B laid out like the normalized dims run
-// through the vectorized kernels (kernels/elementwise.hpp), which accumulate the statistics in float.
+// through the vectorized kernels (kernels/elementwise.hpp), which accumulate the statistics in float; so do float32
+// GroupNormalization and InstanceNormalization (kernels/reduce.hpp: float partial sums added up in double).
 #include <cmath>
 #include <set>
 
 #include "kernels/elementwise.hpp"
+#include "kernels/reduce.hpp"
 #include "ops/nn/nn_kit.hpp"
 #include "ir/tensor_alloc.hpp"
 
@@ -204,6 +206,25 @@ void run_instance_norm(KernelContext& ctx, double eps) {
         for (int64_t s = 0; s < inner; ++s) yp[s] = (xp[s] - m) * k + bias[c];
       }
   });
+}
+
+// float32 InstanceNormalization / GroupNormalization (groups channels per group, scale and bias with C values or,
+// per_group_ok, `groups` values); false (nothing done) for other types and for inputs the reference kernel rejects.
+bool group_norm_fast(KernelContext& ctx, int64_t groups, double eps, bool per_group_ok, size_t min_rank) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& scale = ctx.input(1);
+  const Tensor& bias = ctx.input(2);
+  if (x.dtype() != DataType::Float || scale.dtype() != DataType::Float || bias.dtype() != DataType::Float) return false;
+  if (x.dims().size() < min_rank) return false;
+  const int64_t N = x.dims()[0], C = x.dims()[1], inner = product(x.dims(), 2);
+  if (groups < 1 || C % groups != 0) return false;
+  const int64_t ns = static_cast<int64_t>(scale.element_count());
+  const bool per_channel = !(per_group_ok && ns == groups);
+  if (ns != (per_channel ? C : groups) || static_cast<int64_t>(bias.element_count()) != ns) return false;
+  ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
+  float* y = ctx.outputs()[0].tensor.mutable_data<float>();
+  kernels::group_norm(x.data<float>(), scale.data<float>(), bias.data<float>(), per_channel, y, N, C, groups, inner, eps);
+  return true;
 }
 
 // ---- LayerNormalization / RMSNormalization ----
@@ -486,7 +507,13 @@ void register_normalization(Registry& r) {
 
   auto in_kernel = [](const KernelInit& init) {
     const double eps = init.attrs.get_float("epsilon", 1e-5f);
-    return make_kernel([eps](KernelContext& ctx) { run_instance_norm(ctx, eps); });
+    const bool fast = !init.reference_only;
+    return make_kernel([eps, fast](KernelContext& ctx) {
+      // One group per channel.
+      const Tensor& x = ctx.input(0);
+      const int64_t C = x.dims().size() >= 3 ? x.dims()[1] : 0;
+      if (!fast || !group_norm_fast(ctx, C, eps, false, 3)) run_instance_norm(ctx, eps);
+    });
   };
   add_versions(r, "", "InstanceNormalization", {1, 6}, {{{0, 1, 2}, f}}, same, in_kernel);
   add_versions(r, "", "InstanceNormalization", {22}, {{{0, 1, 2}, fb}}, same, in_kernel);
@@ -512,7 +539,10 @@ void register_normalization(Registry& r) {
       const double eps = init.attrs.get_float("epsilon", 1e-5f);
       const int64_t groups = init.attrs.get_int("num_groups");
       if (v >= 21) stash_dtype(init.attrs.get_int("stash_type", 1));
-      return make_kernel([=](KernelContext& ctx) { run_group_norm(ctx, groups, eps, v); });
+      const bool fast = !init.reference_only;
+      return make_kernel([=](KernelContext& ctx) {
+        if (!fast || !group_norm_fast(ctx, groups, eps, v < 21, 2)) run_group_norm(ctx, groups, eps, v);
+      });
     };
     add_versions(r, "", "GroupNormalization", {v}, {{{0, 1, 2}, fb}}, same, kernel);
   }
