@@ -59,13 +59,10 @@ bool fold_into_conv(PassContext& ctx, Node& bn, Node& conv) {
   if (m <= 0 || (b && static_cast<int64_t>(b->element_count()) != m)) return false;
   auto p = bn_params(a, bn, m);
   if (!p) return false;
-  std::vector<double> wv = ops::read_doubles(*w);
-  const size_t per = wv.size() / static_cast<size_t>(m);
-  for (size_t c = 0; c < static_cast<size_t>(m); ++c)
-    for (size_t k = 0; k < per; ++k) wv[c * per + k] *= p->s[c];
+  const size_t per = static_cast<size_t>(w->element_count()) / static_cast<size_t>(m);
   std::vector<double> bv = b ? ops::read_doubles(*b) : std::vector<double>(static_cast<size_t>(m), 0.0);
   for (size_t c = 0; c < bv.size(); ++c) bv[c] = bv[c] * p->s[c] + p->shift[c];
-  Value& nw = ctx.add_initializer(conv.inputs[1]->name + "_bn", make_float_tensor(w->dtype(), w->dims(), wv));
+  Value& nw = ctx.add_initializer(conv.inputs[1]->name + "_bn", scaled_along_axis(*w, p->s, per));
   Value& nb = ctx.add_initializer(bn.outputs[0]->name + "_bias", make_float_tensor(w->dtype(), {m}, bv));
   Value* y = bn.outputs[0];
   ctx.remove_node(bn);
@@ -102,11 +99,10 @@ bool fold_into_gemm(PassContext& ctx, Node& bn, Node& mm) {
     for (size_t j = 0; j < c.size(); ++j) c[j] = beta * cv[scalar ? 0 : j];
   }
   if (is_gemm && a.opset(&mm) < 7) return false;
-  std::vector<double> wv = ops::read_doubles(*w);
-  for (int64_t r = 0; r < w->dims()[0]; ++r)
-    for (int64_t q = 0; q < w->dims()[1]; ++q) wv[static_cast<size_t>(r * w->dims()[1] + q)] *= p->s[static_cast<size_t>(trans_b ? r : q)];
   for (size_t j = 0; j < c.size(); ++j) c[j] = c[j] * p->s[j] + p->shift[j];
-  Value& nw = ctx.add_initializer(mm.inputs[1]->name + "_bn", make_float_tensor(w->dtype(), w->dims(), wv));
+  // B's rows (transposed) or columns meet the normalized outputs.
+  Value& nw = ctx.add_initializer(mm.inputs[1]->name + "_bn",
+                                  scaled_along_axis(*w, p->s, trans_b ? static_cast<size_t>(w->dims()[1]) : 1));
   Value& nc = ctx.add_initializer(bn.outputs[0]->name + "_bias", make_float_tensor(w->dtype(), {n}, c));
   Value* y = bn.outputs[0];
   if (is_gemm) {

@@ -57,10 +57,8 @@ bool fold_one(PassContext& ctx, Node& op) {
   const bool scale = op.op_type == "Mul";
   Value* nw = conv->inputs[1];
   if (scale) {
-    std::vector<double> wv = ops::read_doubles(*w);
-    const size_t per = wv.size() / static_cast<size_t>(m);
-    for (size_t k = 0; k < wv.size(); ++k) wv[k] *= (*v)[k / per];
-    nw = &ctx.add_initializer(conv->inputs[1]->name + "_scaled", make_float_tensor(dt, w->dims(), wv));
+    const size_t per = static_cast<size_t>(w->element_count()) / static_cast<size_t>(m);
+    nw = &ctx.add_initializer(conv->inputs[1]->name + "_scaled", scaled_along_axis(*w, *v, per));
   }
   for (size_t k = 0; k < bv.size(); ++k) bv[k] = scale ? bv[k] * (*v)[k] : bv[k] + (*v)[k];
   Value& nb = ctx.add_initializer(op.outputs[0]->name + "_bias", make_float_tensor(dt, {m}, bv));

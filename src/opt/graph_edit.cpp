@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 #include "ir/scalar.hpp"
 #include "ir/spec_table.hpp"
+#include "ir/tensor_alloc.hpp"
 #include "ops/op_kit.hpp"
 #include "ops/registry.hpp"
 
@@ -499,6 +500,25 @@ bool gemm_allows(int64_t opset, DataType dt) {
   if (opset < 7) return false;
   const ops::OpDef* def = standard_def("Gemm", opset);
   return def && allows_type(*def, dt);
+}
+
+Tensor scaled_along_axis(const Tensor& w, const std::vector<double>& factors, size_t inner) {
+  const size_t n = static_cast<size_t>(w.element_count()), f = factors.size();
+  if (f == 0 || inner == 0) fail("optimizer: no factors to scale by");
+  if (w.dtype() != DataType::Float) {
+    std::vector<double> v = ops::read_doubles(w);
+    for (size_t k = 0; k < n; ++k) v[k] *= factors[(k / inner) % f];
+    return make_float_tensor(w.dtype(), w.dims(), v);
+  }
+  Tensor t = allocate_for_overwrite(DataType::Float, w.dims());
+  const float* src = w.data<float>();
+  float* dst = t.mutable_data<float>();
+  for (size_t start = 0; start < n; start += inner) {
+    const double s = factors[(start / inner) % f];
+    const size_t end = std::min(n, start + inner);
+    for (size_t k = start; k < end; ++k) dst[k] = static_cast<float>(static_cast<double>(src[k]) * s);
+  }
+  return t;
 }
 
 Tensor make_float_tensor(DataType dt, std::vector<int64_t> dims, const std::vector<double>& values) {

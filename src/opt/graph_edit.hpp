@@ -149,6 +149,10 @@ bool allows_type(const ops::OpDef& def, DataType dt);
 bool gemm_allows(int64_t opset, DataType dt);
 // A new tensor of float type `dt` (float, double, float16, bfloat16) holding `values`.
 Tensor make_float_tensor(DataType dt, std::vector<int64_t> dims, const std::vector<double>& values);
+// A copy of float-type `w` whose element k is multiplied by factors[(k / inner) % factors.size()] (products in
+// double, rounded once): `factors` run along one axis of w, `inner` is the product of the dims after it. Float32
+// weights (millions of values, when a normalization folds into them) take one pass with no double copy.
+Tensor scaled_along_axis(const Tensor& w, const std::vector<double>& factors, size_t inner);
 // Copies attribute `a` (graph attributes are not copied: fused nodes never take them).
 Attribute copy_attribute(const Attribute& a);
 Attribute make_attr_int(const std::string& name, int64_t v);
