@@ -51,6 +51,8 @@ class Session {
 
   const std::vector<IoInfo>& inputs() const;
   const std::vector<IoInfo>& outputs() const;
+  // The model as the session runs it (optimized). Initializers that every reader packed into its own layout at
+  // creation have had their memory released: their tensors keep shape and type, and their data reads as zeros.
   const Model& model() const;
   const SessionOptions& options() const;
 

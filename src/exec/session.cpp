@@ -14,6 +14,7 @@
 #include "exec/threads.hpp"
 #include "format/mapped_file.hpp"
 #include "format/onnx_proto.hpp"
+#include "ir/tensor_alloc.hpp"
 #include "ir/spec_table.hpp"
 #include "ops/registry.hpp"
 #include "opt/optimizer.hpp"
@@ -208,6 +209,25 @@ struct Session::Impl {
       if (Value* v = g.find_local(name)) plan->constants.emplace_back(v->id, &t);
     for (const Value* v : g.inputs) plan->input_ids.push_back(v->id);
     std::unordered_map<size_t, size_t> last_use;  // local value id -> step index
+    // Initializers of the main graph that every reader copies into its own layout (packed weights) hold memory
+    // no run reads: each goes back to the system once its last reader's kernel exists, which keeps the peak of
+    // creation near one copy of the weights. Values read by subgraphs, function bodies or the caller stay.
+    std::unordered_map<const Value*, std::pair<size_t, bool>> packing;  // readers left, all packed so far
+    std::unordered_set<const Value*> no_release;
+    if (&g == model.graph.get()) {
+      for (const auto& up : g.nodes) {
+        for (const Value* v : up->inputs)
+          if (v && v->initializer) ++packing.try_emplace(v, 0, true).first->second.first;
+        for (const Attribute& a : up->attributes) {
+          auto unpacked = [&](const Value* v) { no_release.insert(v); };
+          if (a.g) for_each_outer_read(*a.g, g, unpacked);
+          for (const auto& sg : a.graphs) for_each_outer_read(*sg, g, unpacked);
+        }
+      }
+      for (const Value* v : g.outputs) no_release.insert(v);
+      for (const Value* v : g.inputs) no_release.insert(v);
+      for (const Value* v : no_release) packing.erase(v);
+    }
     for (const auto& up : g.nodes) {
       const Node& n = *up;
       Step step;
@@ -237,6 +257,16 @@ struct Session::Impl {
           for (const Value* v : n.outputs) init.output_types.push_back(v ? &v->type : nullptr);
           step.kernel = def->kernel(init);
           fold_if_constant(n, *step.kernel, step.opset);
+        }
+        for (size_t i = 0; i < n.inputs.size(); ++i) {
+          auto it = n.inputs[i] ? packing.find(n.inputs[i]) : packing.end();
+          if (it == packing.end()) continue;
+          auto& [left, packed] = it->second;
+          packed = packed && step.kernel && step.kernel->keeps_copy_of_input(i);
+          if (--left == 0) {
+            if (packed) release_pages(*n.inputs[i]->initializer);
+            packing.erase(it);
+          }
         }
       } catch (const Error& e) {
         std::string msg = e.what();
@@ -308,6 +338,7 @@ struct Session::Impl {
       if (n.outputs[i] && n.outputs[i]->type.kind == Type::Kind::Unknown) n.outputs[i]->type = fn.body->outputs[i]->type;
   }
   std::vector<std::shared_ptr<std::vector<const Attribute*>>> function_scopes;
+
 
   std::vector<Datum> execute(const GraphPlan& plan, std::vector<Datum> inputs, const Frame* parent,
                              const RunState& run) const;

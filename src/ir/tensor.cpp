@@ -3,8 +3,10 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <map>
+#include <mutex>
+
+#include <sys/mman.h>
 
 #include "base/error.hpp"
 #include "format/onnx_proto.hpp"
@@ -78,6 +80,14 @@ Tensor allocate_for_overwrite(DataType dtype, std::vector<int64_t> dims) {
     skip_zero_fill = false;
     throw;
   }
+}
+
+bool release_pages(const Tensor& t) {
+  if (t.is_view() || !t.is_writable() || !t.owns_buffer_alone() || t.dtype() == DataType::String) return false;
+  const uintptr_t page = 4096, begin = reinterpret_cast<uintptr_t>(t.bytes().data());
+  const uintptr_t first = (begin + page - 1) / page * page, last = (begin + t.bytes().size()) / page * page;
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  return true;
 }
 
 Tensor Tensor::view(std::string name, DataType dtype, std::vector<int64_t> dims, std::string_view bytes,

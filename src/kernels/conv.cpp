@@ -1,5 +1,6 @@
 #include "kernels/conv.hpp"
 
+#include <cstdlib>
 #include <optional>
 #include <unordered_map>
 
@@ -23,7 +24,8 @@ memory::dims weight_dims(const ConvShape& s) {
 // for C < 16, and 2.2-2.4x slower when the output's 16-channel blocks number a prime >= 11 (M = 176, 208: its
 // output blocking then degrades to single blocks). Results differ from the direct kernel's by about 2e-6 of the
 // output's scale (the transforms round differently).
-bool winograd_pays(const ConvShape& s) {
+bool winograd_pays(const ConvShape& s, int64_t pixels) {
+  if (const char* e = getenv("ONYX_WINO_MIN")) if (pixels < atoll(e)) return false;
   if (s.group != 1 || s.kernel != std::array<int64_t, 2>{3, 3} || s.strides != std::array<int64_t, 2>{1, 1} ||
       s.dilations != std::array<int64_t, 2>{1, 1} || s.C < 16 || s.M < 16)
     return false;
@@ -82,7 +84,7 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const 
       return dnnl::convolution_forward::primitive_desc(d, attr, eng);
     };
     std::optional<dnnl::convolution_forward::primitive_desc> pd;
-    if (winograd_pays(s)) {
+    if (winograd_pays(s, N * o[0] * o[1])) {
       try {
         p.src_conv = memory::desc(src_dims, f32, tag::nChw16c);
         p.dst_conv = memory::desc(dst_dims, f32, tag::nChw16c);

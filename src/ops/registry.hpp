@@ -82,6 +82,10 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual void run(KernelContext& ctx) = 0;
+  // True when the kernel copied input i's constant value at creation (packed weights, for the shapes the session
+  // will run) and runs never read that value's data again, only compare its address: when every reader says so,
+  // the session releases the value's memory.
+  virtual bool keeps_copy_of_input(size_t) const { return false; }
 };
 
 // Runs subgraphs (If/Loop/Scan bodies) on behalf of a kernel, with the kernel's frame as outer scope.

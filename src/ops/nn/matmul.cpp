@@ -226,6 +226,8 @@ void run_gemm(KernelContext& ctx, float alpha, float beta, bool trans_a, bool tr
 struct PackedB {
   std::unique_ptr<kernels::PackedGemm> gemm;
   const char* source = nullptr;
+  // Packed for A's static shape (float32, more than one row): runs compute from the pack alone.
+  bool prepared = false;
   bool matches(const Tensor& b) const { return gemm && b.bytes().data() == source; }
 };
 
@@ -265,7 +267,10 @@ PackedB prepared(PackedB b, const KernelInit& init, bool a_is_2d) {
   const Type* a = init.input_types.empty() ? nullptr : init.input_types[0];
   if (b.gemm && rows > 0 && (!a_is_2d || a->shape.dims.size() == 2)) {
     const auto& k = a->shape.dims.back().value;
-    if (k && *k == b.gemm->K()) b.gemm->prepare(rows);
+    if (k && *k == b.gemm->K()) {
+      b.gemm->prepare(rows);
+      b.prepared = rows > 1 && a->elem == DataType::Float;
+    }
   }
   return b;
 }
@@ -273,6 +278,7 @@ PackedB prepared(PackedB b, const KernelInit& init, bool a_is_2d) {
 class FastMatMul : public Kernel {
  public:
   explicit FastMatMul(PackedB b) : b_(std::move(b)) {}
+  bool keeps_copy_of_input(size_t i) const override { return i == 1 && b_.prepared; }
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
@@ -305,6 +311,7 @@ class FastGemm : public Kernel {
  public:
   FastGemm(PackedB b, const Tensor* c, std::function<void(KernelContext&)> reference)
       : b_(std::move(b)), c_(c), reference_(std::move(reference)) {}
+  bool keeps_copy_of_input(size_t i) const override { return i == 1 && b_.prepared; }
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
     const Tensor* c = ctx.has_input(2) ? &ctx.input(2) : nullptr;
