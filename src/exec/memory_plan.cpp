@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <limits>
+#include <map>
 
 namespace onyx::exec {
 
@@ -20,7 +22,6 @@ uint64_t round_up(uint64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlig
 struct MemoryPlanner::Plan {
   struct Slot {
     uint64_t offset = 0, bytes = 0;
-    std::vector<uint32_t> overlaps;  // other slots sharing some of this one's memory
   };
   struct Key {
     uint64_t bytes;
@@ -121,39 +122,40 @@ std::shared_ptr<MemoryPlanner::Plan> build_plan(const std::vector<Recorded>& all
   for (size_t i : placed) {
     const Recorded& a = allocs[i];
     const auto slot = static_cast<uint32_t>(plan->slots.size());
-    plan->slots.push_back({offset[i], a.bytes, {}});
+    plan->slots.push_back({offset[i], a.bytes});
     if (plan->by_step.size() <= a.step) plan->by_step.resize(a.step + 1);
     plan->by_step[a.step].push_back({a.bytes, a.nth, slot});
-  }
-  // Memory overlaps, by a sweep over the slots in offset order.
-  std::vector<uint32_t> by_offset(plan->slots.size());
-  for (uint32_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
-  auto& slots = plan->slots;
-  std::sort(by_offset.begin(), by_offset.end(), [&](uint32_t a, uint32_t b) { return slots[a].offset < slots[b].offset; });
-  for (size_t x = 0; x < by_offset.size(); ++x) {
-    const uint32_t a = by_offset[x];
-    for (size_t y = x + 1; y < by_offset.size() && slots[by_offset[y]].offset < slots[a].offset + slots[a].bytes; ++y) {
-      const uint32_t b = by_offset[y];
-      slots[a].overlaps.push_back(b);
-      slots[b].overlaps.push_back(a);
-    }
   }
   return plan;
 }
 
-// One run's arena block and which of its slots hold live tensors. Tensors in the block keep this alive.
+// One run's arena block and the ranges of it that live tensors hold (offset -> end; they never overlap). Tensors in
+// the block keep this alive; their deleters, on whatever thread, free their ranges.
 struct Arena {
   std::shared_ptr<MemoryPlanner::Plan> plan;
   std::shared_ptr<void> block;
-  std::unique_ptr<std::atomic<bool>[]> live;
+  std::mutex mutex;
+  std::map<uint64_t, uint64_t> live;
+
+  // Takes [offset, offset + bytes) unless a live range overlaps it.
+  bool take(uint64_t offset, uint64_t bytes) {
+    std::lock_guard lock(mutex);
+    auto next = live.lower_bound(offset);
+    if (next != live.end() && next->first < offset + bytes) return false;
+    if (next != live.begin() && std::prev(next)->second > offset) return false;
+    live.emplace_hint(next, offset, offset + bytes);
+    return true;
+  }
+  void give(uint64_t offset) {
+    std::lock_guard lock(mutex);
+    live.erase(offset);
+  }
 };
 
 class Replayer : public RunMemory {
  public:
   explicit Replayer(std::shared_ptr<MemoryPlanner::Plan> plan) : arena_(std::make_shared<Arena>()) {
     arena_->block = allocate_buffer(plan->arena_bytes);
-    arena_->live = std::make_unique<std::atomic<bool>[]>(plan->slots.size());
-    for (size_t i = 0; i < plan->slots.size(); ++i) arena_->live[i].store(false, std::memory_order_relaxed);
     arena_->plan = std::move(plan);
     arena_->plan->runs.fetch_add(1, std::memory_order_relaxed);
   }
@@ -165,18 +167,14 @@ class Replayer : public RunMemory {
     const MemoryPlanner::Plan& plan = *arena_->plan;
     const MemoryPlanner::Plan::Key* key = plan.find(step_, rounded, nth);
     if (!key) return nullptr;  // not an allocation the recording freed during the run
-    std::atomic<bool>* live = arena_->live.get();
-    bool clear = !live[key->slot].load(std::memory_order_acquire);
-    for (uint32_t other : plan.slots[key->slot].overlaps) clear = clear && !live[other].load(std::memory_order_acquire);
-    if (!clear) {
+    const MemoryPlanner::Plan::Slot& slot = plan.slots[key->slot];
+    if (!arena_->take(slot.offset, slot.bytes)) {
       arena_->plan->fallbacks.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
-    live[key->slot].store(true, std::memory_order_relaxed);
     arena_->plan->served.fetch_add(1, std::memory_order_relaxed);
-    char* p = static_cast<char*>(arena_->block.get()) + plan.slots[key->slot].offset;
-    const uint32_t slot = key->slot;
-    return std::shared_ptr<void>(p, [arena = arena_, slot](void*) { arena->live[slot].store(false, std::memory_order_release); });
+    char* p = static_cast<char*>(arena_->block.get()) + slot.offset;
+    return std::shared_ptr<void>(p, [arena = arena_, offset = slot.offset](void*) { arena->give(offset); });
   }
 
  private:
