@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <thread>
+#include <algorithm>
 
 #include "base/error.hpp"
 #include "ir/tensor_alloc.hpp"
@@ -451,6 +452,44 @@ TEST(InPlace, KernelsWriteIntoInputsThatDieWithThem) {
   const std::vector<float> y = values_of<float>(out[0].second.tensor);
   for (size_t i = 0; i < 16; ++i)
     EXPECT_NEAR(y[i], std::tanh(b_before[i % 8] + std::max(0.0f, std::exp(x_before[i]))), 1e-5);
+}
+
+// A projection shortcut: Conv(t) + Conv(X), which the channels-last pass fuses into one NhwcConv with the shortcut
+// as Z; Z dies there, so the sum post-op runs in Z's buffer instead of a copy of it.
+TEST(InPlace, ChannelsLastConvSumsIntoADyingResidual) {
+  auto model = [](ModelBuilder& mb) {
+    pb::Graph g;
+    mb.input(g, "X", mb.tensor_t(D::Float, std::vector<int64_t>{1, 8, 10, 10}));
+    for (int k = 1; k <= 3; ++k) {
+      add_weight(mb, g, "W" + std::to_string(k), {8, 8, 3, 3}, 30u + static_cast<uint32_t>(k));
+      add_weight(mb, g, "B" + std::to_string(k), {8}, 40u + static_cast<uint32_t>(k));
+    }
+    auto conv = [&](const std::string& in, int k, const std::string& out) {
+      pb::Node& n = mb.node(g, "Conv", {in, "W" + std::to_string(k), "B" + std::to_string(k)}, {out});
+      mb.attr_ints(n, "pads", {1, 1, 1, 1});
+    };
+    conv("X", 1, "shortcut");
+    conv("X", 2, "c2");
+    mb.node(g, "Relu", {"c2"}, {"t"});
+    conv("t", 3, "c3");
+    mb.node(g, "Add", {"c3", "shortcut"}, {"s"});
+    mb.node(g, "Relu", {"s"}, {"Y"});
+    mb.output(g, "Y");
+    return g;
+  };
+  ModelBuilder mb;
+  Session fused = make_session(mb, model(mb), 17, false, 3), plain = make_session(mb, model(mb), 17, false, 0);
+  const std::map<std::string, Datum> feeds{{"X", arange({1, 8, 10, 10})}};
+  size_t fused_ops = 0;
+  for (const auto& n : fused.model().graph->nodes) fused_ops += n->op_type == "NhwcConv" && n->inputs.size() > 3;
+  ASSERT_EQ(fused_ops, 1u) << "the optimizer no longer makes the shortcut Z of an NhwcConv";
+  const uint64_t before = ops::KernelContext::reuse_count();
+  auto got = fused.run(feeds);
+  EXPECT_GE(ops::KernelContext::reuse_count() - before, 1u);
+  auto want = plain.run(feeds);
+  const std::vector<float> a = values_of<float>(got[0].second.tensor), b = values_of<float>(want[0].second.tensor);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4f * (1 + std::abs(b[i]))) << i;
 }
 
 TEST(InPlace, NotIntoValuesReadAgainOrReturned) {
