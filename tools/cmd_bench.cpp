@@ -16,17 +16,20 @@ namespace onyx::cli {
 
 const char* const kBenchUsage =
     "usage: onyx bench MODEL [--input NAME=FILE ...] [--dummy | --seed N] [--dim SYMBOL=SIZE ...] [--threads N]\n"
-    "                  [--level LEVEL] [--warmup W] [--runs R] [--json]\n"
+    "                  [--level LEVEL] [--warmup W] [--runs R] [--no-plan] [--json]\n"
     "\n"
     "Creates a session for MODEL, runs it once (the first run), W more times untimed (default 2), then R timed\n"
     "times (default 10), and reports: session-create time, first-run time, median / p90 / min of the R runs, and\n"
-    "the process's peak RSS (getrusage ru_maxrss) in MB.\n"
+    "the process's peak RSS (getrusage ru_maxrss) in MB, and the planned bytes: the arena of the session's static\n"
+    "memory plan for the inputs' shapes (intermediates whose lifetimes do not overlap share memory).\n"
     "  --input NAME=FILE   an input from a .pb or .npy file; inputs not given are generated as arange(n)/n (as\n"
     "                      --dummy; the default), or random with --seed N; symbolic dims are 1 unless --dim\n"
     "  --threads N         intra-op threads for the session (0: the engine's default)\n"
     "  --level LEVEL       graph optimization: basic, extended, all (the default) or 0 (off)\n"
+    "  --no-plan           no static memory plan (every intermediate from the heap)\n"
     "  --json              print one JSON object: model, create_ms, first_run_ms, median_ms, p90_ms, min_ms,\n"
-    "                      cpu_median_ms (CPU time of a run, all threads), runs, warmup, threads, peak_rss_mb\n";
+    "                      cpu_median_ms (CPU time of a run, all threads), runs, warmup, threads, peak_rss_mb,\n"
+    "                      planned_mb (null without a plan)\n";
 
 namespace {
 
@@ -77,13 +80,14 @@ std::string json_string(const std::string& s) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs", "--level"}, {"--dummy", "--json"});
+  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs", "--level"}, {"--dummy", "--json", "--no-plan"});
   if (print_help_if_asked(args, kBenchUsage)) return 0;
   expect_positional(args, 1, 1, kBenchUsage);
   if (args.flag("--dummy") && args.value("--seed")) fail("--dummy and --seed exclude each other");
   SessionOptions session_opts;
   session_opts.threads = static_cast<int>(parse_int_option(args.value("--threads").value_or("0"), "--threads", 0, 1024));
   if (auto level = args.value("--level")) session_opts.optimization_level = opt::parse_level(*level);
+  session_opts.memory_plan = !args.flag("--no-plan");
   const int64_t warmup = parse_int_option(args.value("--warmup").value_or("2"), "--warmup", 0, 1000000);
   const int64_t runs = parse_int_option(args.value("--runs").value_or("10"), "--runs", 1, 1000000);
   const std::string& path = args.positional()[0];
@@ -113,14 +117,17 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const size_t p90_rank = (n * 9 + 9) / 10;
   const double p90 = times[p90_rank - 1];
   const double rss = peak_rss_mb();
+  const std::optional<MemoryPlanInfo> plan = session.memory_plan(feeds);
+  char planned_mb[32] = "null";
+  if (plan) std::snprintf(planned_mb, sizeof planned_mb, "%.3f", static_cast<double>(plan->arena_bytes) / (1 << 20));
 
   if (args.flag("--json")) {
     std::printf(
         "{\"model\": %s, \"create_ms\": %.3f, \"first_run_ms\": %.3f, \"median_ms\": %.3f, \"p90_ms\": %.3f, "
         "\"min_ms\": %.3f, \"cpu_median_ms\": %.3f, \"runs\": %lld, \"warmup\": %lld, \"threads\": %d, "
-        "\"peak_rss_mb\": %.1f}\n",
+        "\"peak_rss_mb\": %.1f, \"planned_mb\": %s}\n",
         json_string(path).c_str(), create_ms, first_run_ms, median, p90, times.front(), cpu_median, static_cast<long long>(runs),
-        static_cast<long long>(warmup), session_opts.threads, rss);
+        static_cast<long long>(warmup), session_opts.threads, rss, planned_mb);
   } else {
     std::printf("model          %s\n", path.c_str());
     std::printf("threads        %d%s\n", session_opts.threads, session_opts.threads ? "" : " (engine default)");
@@ -132,6 +139,13 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::printf("min            %10.2f ms\n", times.front());
     std::printf("CPU median     %10.2f ms   (user + system, all threads, per run)\n", cpu_median);
     std::printf("peak RSS       %10.1f MB\n", rss);
+    if (plan)
+      std::printf("planned        %10.3f MB   (arena for %zu buffers of %.3f MB; %llu taken from it, %llu fell back)\n",
+                  static_cast<double>(plan->arena_bytes) / (1 << 20), plan->buffers,
+                  static_cast<double>(plan->buffer_bytes) / (1 << 20), static_cast<unsigned long long>(plan->served),
+                  static_cast<unsigned long long>(plan->fallbacks));
+    else
+      std::printf("planned        none\n");
   }
   return 0;
 }

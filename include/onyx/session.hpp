@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,19 @@ struct SessionOptions {
   int optimization_level = 3;  // 0 off, 1 basic, 2 extended (fusions), 3 all (channels-last layout too)
   int log_level = 2;           // 0 verbose .. 4 fatal
   bool reference_kernels = false;  // run every op with its reference kernel (tests compare fast kernels with them)
+  // Static memory plan per input-shape signature: the first run of a signature records its tensor buffers' sizes
+  // and lifetimes, later runs take the intermediates from one arena (see src/exec/memory_plan.hpp).
+  bool memory_plan = true;
+};
+
+// A memory plan of a session for one input-shape signature.
+struct MemoryPlanInfo {
+  uint64_t arena_bytes = 0;   // planned bytes: the arena one run takes
+  uint64_t buffer_bytes = 0;  // the planned buffers' sizes added up (what they would take without sharing)
+  size_t buffers = 0;         // allocations the plan places
+  uint64_t runs = 0;          // runs that used the plan so far
+  uint64_t served = 0;        // allocations those runs took from their arena
+  uint64_t fallbacks = 0;     // planned allocations that went to the heap (memory they share still in use)
 };
 
 // One node's run, for profiles. Times are steady-clock nanoseconds since the run began.
@@ -61,6 +75,10 @@ class Session {
   std::vector<std::pair<std::string, Datum>> run(const std::map<std::string, Datum>& feeds,
                                                  const std::vector<std::string>& output_names = {},
                                                  const RunOptions& options = {}) const;
+
+  // The memory plan runs with these feeds' shapes use (what run() takes as `feeds`); none before the first run of
+  // that signature, with memory_plan off, or for feeds that are not all tensors.
+  std::optional<MemoryPlanInfo> memory_plan(const std::map<std::string, Datum>& feeds) const;
 
   struct Impl;  // defined in src/exec/session.cpp
 

@@ -3,6 +3,7 @@
 // see their outer scope; model-local functions run their body as a graph).
 #include "onyx/session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "check/checker.hpp"
+#include "exec/memory_plan.hpp"
 #include "exec/threads.hpp"
 #include "format/mapped_file.hpp"
 #include "format/onnx_proto.hpp"
@@ -38,6 +40,9 @@ struct Step {
   std::shared_ptr<GraphPlan> function_body;  // for calls of model-local functions
   std::vector<std::optional<Ref>> inputs;
   std::vector<size_t> release;  // local values whose last reader is this step
+  // Inputs the kernel may take over (reuse their buffers): local values read once by this node and released by it.
+  std::vector<size_t> dying_inputs;
+  bool nested = false;  // runs subgraphs or a function body: its allocations are not planned
 };
 
 struct GraphPlan {
@@ -51,6 +56,7 @@ struct GraphPlan {
 // What one run carries through every frame: the caller's options and the clock the profile counts from.
 struct RunState {
   const RunOptions* options = nullptr;
+  exec::RunMemory* memory = nullptr;  // the main graph's memory plan for this run, if any
   std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
 };
 
@@ -107,11 +113,13 @@ struct Session::Impl {
   std::optional<pb::ModelDocument> source;     // kept to build that second session
   mutable std::mutex with_feeds_mutex;
   mutable std::unique_ptr<Impl> with_feeds;
+  mutable exec::MemoryPlanner memory_planner;
 
   const Impl& for_feeds() const;
   std::vector<std::pair<std::string, Datum>> run(const std::map<std::string, Datum>& feeds,
                                                  const std::vector<std::string>& output_names,
                                                  const RunOptions& options) const;
+  std::optional<std::vector<int64_t>> shape_signature(const std::map<std::string, Datum>& feeds) const;
 
   int64_t opset_for(const Node& n, const std::map<std::string, int64_t>& imports) const {
     auto it = imports.find(n.domain == "ai.onnx" ? "" : n.domain);
@@ -273,6 +281,8 @@ struct Session::Impl {
         if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
         fail(label, ": ", where(n), ": ", msg);
       }
+      step.nested = step.function_body != nullptr;
+      for (const Attribute& a : n.attributes) step.nested = step.nested || a.g || !a.graphs.empty();
       for (const Value* v : n.inputs) {
         step.inputs.push_back(v ? std::optional<Ref>(ref_for(v, &g)) : std::nullopt);
         if (v && v->graph == &g) last_use[v->id] = plan->steps.size();
@@ -294,6 +304,17 @@ struct Session::Impl {
     }
     for (const auto& [id, step_index] : last_use)
       if (!keep.count(id)) plan->steps[step_index].release.push_back(id);
+    for (Step& step : plan->steps) {
+      if (step.nested) continue;
+      for (size_t i = 0; i < step.inputs.size(); ++i) {
+        const auto& r = step.inputs[i];
+        if (!r || r->depth != 0) continue;
+        if (std::find(step.release.begin(), step.release.end(), r->id) == step.release.end()) continue;
+        size_t reads = 0;
+        for (const auto& o : step.inputs) reads += o && o->depth == 0 && o->id == r->id;
+        if (reads == 1) step.dying_inputs.push_back(i);
+      }
+    }
     return plan;
   }
 
@@ -368,7 +389,9 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].kind != Datum::Kind::Empty) frame.values[plan.input_ids[i]] = std::move(inputs[i]);
   FrameRunner runner(*this, frame);
-  for (const Step& step : plan.steps) {
+  exec::RunMemory* memory = &plan == main.get() ? run.memory : nullptr;
+  for (size_t step_index = 0; step_index < plan.steps.size(); ++step_index) {
+    const Step& step = plan.steps[step_index];
     const Node& n = *step.node;
     if (options.terminate && options.terminate->load(std::memory_order_relaxed))
       fail(label, ": run terminated by the caller before ", where(n));
@@ -379,6 +402,15 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
       const Datum* d = r ? &lookup(frame, *r) : nullptr;
       in.push_back(d && d->kind != Datum::Kind::Empty ? d : nullptr);
     }
+    // Values that die with this step leave the frame, so that the kernel may take their buffers for outputs.
+    std::vector<Datum> dying(step.dying_inputs.size());
+    for (size_t j = 0; j < dying.size(); ++j) {
+      const size_t i = step.dying_inputs[j];
+      if (!in[i]) continue;
+      dying[j] = std::move(frame.values[step.inputs[i]->id]);
+      in[i] = &dying[j];
+    }
+    if (memory) memory->begin_step(step_index, !step.nested);
     std::vector<Datum> outs;
     try {
       if (step.function_body) {
@@ -391,7 +423,9 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
           for (const Datum* d : in) dtypes.push_back(d && d->is_tensor() ? d->tensor.dtype() : DataType::Undefined);
           ops::check_input_types(*step.def, n, dtypes);
         }
-        ops::KernelContext ctx(n, step.opset, std::move(in), n.outputs.size(), &runner);
+        ops::KernelContext ctx(n, step.opset, in, n.outputs.size(), &runner);
+        for (size_t j = 0; j < dying.size(); ++j)
+          if (in[step.dying_inputs[j]]) ctx.allow_reuse(step.dying_inputs[j], &dying[j]);
         step.kernel->run(ctx);
         outs = std::move(ctx.outputs());
       }
@@ -597,10 +631,48 @@ std::vector<std::pair<std::string, Datum>> Session::Impl::run(const std::map<std
   threads::use_for_this_thread(this->options.threads > 0 ? this->options.threads : threads::physical_cores());
   RunState run;
   run.options = &options;
-  std::vector<Datum> all = execute(*main, std::move(inputs), nullptr, run);
+  std::unique_ptr<exec::RunMemory> memory;
+  if (this->options.memory_plan)
+    if (auto signature = shape_signature(feeds)) memory = memory_planner.begin_run(*signature);
+  run.memory = memory.get();
+  std::vector<Datum> all;
+  {
+    exec::AllocationHookScope hook_scope;  // the steps set the hook; none once the run is over
+    all = execute(*main, std::move(inputs), nullptr, run);
+  }
+  if (memory) memory->finish();  // the frame is gone: what is still allocated is what the caller gets
   std::vector<std::pair<std::string, Datum>> result;
   for (size_t i : wanted) result.emplace_back(g.outputs[i]->name, all[i]);
   return result;
+}
+
+// Dims (and element type) of every main-graph input, in graph order; an input left to its initializer counts as
+// such. No signature when a feed is not a tensor.
+std::optional<std::vector<int64_t>> Session::Impl::shape_signature(const std::map<std::string, Datum>& feeds) const {
+  std::vector<int64_t> sig;
+  for (const Value* v : model.graph->inputs) {
+    auto it = feeds.find(v->name);
+    if (it == feeds.end()) {
+      sig.push_back(-1);
+      continue;
+    }
+    if (!it->second.is_tensor()) return std::nullopt;
+    const Tensor& t = it->second.tensor;
+    sig.push_back(static_cast<int64_t>(t.dtype()));
+    sig.push_back(static_cast<int64_t>(t.dims().size()));
+    sig.insert(sig.end(), t.dims().begin(), t.dims().end());
+  }
+  return sig;
+}
+
+std::optional<MemoryPlanInfo> Session::memory_plan(const std::map<std::string, Datum>& feeds) const {
+  const Impl* impl = impl_.get();
+  for (const auto& [name, d] : feeds)
+    if (impl_->constant_inputs.count(name)) impl = &impl_->for_feeds();
+  if (!impl->options.memory_plan) return std::nullopt;
+  auto signature = impl->shape_signature(feeds);
+  if (!signature) return std::nullopt;
+  return impl->memory_planner.info(*signature);
 }
 
 }  // namespace onyx

@@ -67,8 +67,27 @@ class BufferPool {
 
 // Set while allocate_for_overwrite runs Tensor::allocate on this thread.
 thread_local bool skip_zero_fill = false;
+thread_local AllocationHook* allocation_hook = nullptr;
+
+std::shared_ptr<void> pooled_buffer(size_t& bytes) {
+  void* p = BufferPool::instance().take(bytes);
+  if (!p) fail("out of memory allocating ", bytes, " bytes");
+  const size_t size = bytes;
+  return std::shared_ptr<void>(p, [size](void* q) { BufferPool::instance().give(q, size); });
+}
 
 }  // namespace
+
+AllocationHook* set_allocation_hook(AllocationHook* hook) {
+  AllocationHook* was = allocation_hook;
+  allocation_hook = hook;
+  return was;
+}
+
+std::shared_ptr<void> allocate_buffer(size_t bytes) {
+  size_t rounded = BufferPool::rounded(bytes);
+  return pooled_buffer(rounded);
+}
 
 Tensor allocate_for_overwrite(DataType dtype, std::vector<int64_t> dims) {
   skip_zero_fill = true;
@@ -130,13 +149,14 @@ Tensor Tensor::allocate(DataType dtype, std::vector<int64_t> dims) {
   auto bytes = raw_byte_size(dtype, n);
   if (!bytes) fail("cannot allocate a tensor of ", n, " ", dtype, " elements");
   size_t size = static_cast<size_t>(*bytes);
-  size_t rounded = BufferPool::rounded(size);
-  void* p = rounded ? BufferPool::instance().take(rounded) : nullptr;
-  if (rounded && !p) fail("out of memory allocating ", size, " bytes");
-  if (rounded && !skip_zero_fill) std::memset(p, 0, size);
-  std::shared_ptr<void> keep(p, [rounded](void* q) {
-    if (q) BufferPool::instance().give(q, rounded);
-  });
+  std::shared_ptr<void> keep;
+  if (size && allocation_hook) keep = allocation_hook->allocate(size);
+  if (size && !keep) {
+    size_t rounded = BufferPool::rounded(size);
+    keep = pooled_buffer(rounded);
+  }
+  void* p = keep.get();
+  if (size && !skip_zero_fill) std::memset(p, 0, size);
   Tensor t = view({}, dtype, std::move(dims), std::string_view(static_cast<const char*>(p), size), std::move(keep));
   t.is_view_ = false;
   t.writable_ = true;

@@ -1,7 +1,9 @@
 // Allocation for kernels that write every element of their output: skips the zero fill of Tensor::allocate (a
 // full pass over memory that such outputs do not need).
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ir/tensor.hpp"
@@ -16,5 +18,20 @@ Tensor allocate_for_overwrite(DataType dtype, std::vector<int64_t> dims);
 // nothing done, otherwise), and only when nothing will read it again: sessions release constants that every
 // reader packed into its own layout.
 bool release_pages(const Tensor& t);
+
+// Where Tensor::allocate takes its memory on one thread, when set (the executor's memory plan, exec/memory_plan).
+class AllocationHook {
+ public:
+  virtual ~AllocationHook() = default;
+  // `bytes` (> 0) of 64-byte aligned memory, kept alive by the returned pointer and its copies; null: the caller
+  // uses the heap. Called on the thread the hook is set for only.
+  virtual std::shared_ptr<void> allocate(size_t bytes) = 0;
+};
+
+// Sets the calling thread's hook (null: none) and returns the one it replaces.
+AllocationHook* set_allocation_hook(AllocationHook* hook);
+
+// A buffer of at least `bytes` (> 0) from the pool Tensor::allocate uses, 64-byte aligned, not zeroed.
+std::shared_ptr<void> allocate_buffer(size_t bytes);
 
 }  // namespace onyx

@@ -1,6 +1,7 @@
 #include "ops/registry.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "base/error.hpp"
 #include "ir/scalar.hpp"
@@ -143,6 +144,33 @@ Tensor& KernelContext::allocate_output(size_t i, DataType dtype, std::vector<int
   outputs_[i] = Datum::of(Tensor::allocate(dtype, std::move(dims)));
   return outputs_[i].tensor;
 }
+
+namespace {
+std::atomic<uint64_t> g_reuse_count{0};
+}
+
+void KernelContext::allow_reuse(size_t i, Datum* d) {
+  if (i >= inputs_.size() || inputs_[i] != d) fail("allow_reuse: input ", i, " is not that value");
+  if (reusable_.size() <= i) reusable_.resize(inputs_.size(), nullptr);
+  reusable_[i] = d;
+}
+
+Tensor* KernelContext::reuse_input(size_t in, size_t out, DataType dtype, const std::vector<int64_t>& dims) {
+  if (in >= reusable_.size() || !reusable_[in] || out >= outputs_.size() || !reusable_[in]->is_tensor()) return nullptr;
+  const Tensor& x = reusable_[in]->tensor;
+  uint64_t n = 1;
+  for (int64_t d : dims) n *= static_cast<uint64_t>(d);
+  // Alone: no other value, output or caller sees the buffer, so writing it changes nothing anyone else reads.
+  if (x.dtype() != dtype || x.element_count() != n || !x.is_writable() || x.is_view() || !x.owns_buffer_alone())
+    return nullptr;
+  outputs_[out] = Datum::of(x.reshaped(dims));
+  outputs_[out].tensor.set_name({});
+  reusable_[in] = nullptr;  // one output per input buffer
+  g_reuse_count.fetch_add(1, std::memory_order_relaxed);
+  return &outputs_[out].tensor;
+}
+
+uint64_t KernelContext::reuse_count() { return g_reuse_count.load(std::memory_order_relaxed); }
 
 void KernelContext::set_output(size_t i, Datum d) {
   if (i >= outputs_.size()) error(cat("output ", i, " does not exist"));

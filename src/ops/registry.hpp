@@ -113,6 +113,15 @@ class KernelContext {
   void set_output(size_t i, Datum d);
   void set_output(size_t i, Tensor t) { set_output(i, Datum::of(std::move(t))); }
   std::vector<Datum>& outputs() { return outputs_; }
+  // In-place execution: when input `in` dies with this node (handed over by the executor), is a writable tensor
+  // of `dtype` with as many elements as `dims` and nothing else shares its buffer, makes output `out` that buffer
+  // (under `dims`) and returns it; else null. The input still reads the same memory: only for kernels that read
+  // each element before writing it.
+  Tensor* reuse_input(size_t in, size_t out, DataType dtype, const std::vector<int64_t>& dims);
+  // For the executor: input i is `d` (a value whose last reader is this node), which reuse_input may take.
+  void allow_reuse(size_t i, Datum* d);
+  // How many times reuse_input handed out an input's buffer (all threads, since start): for tests.
+  static uint64_t reuse_count();
   SubgraphRunner& subgraphs() const;
   [[noreturn]] void error(const std::string& what) const;
 
@@ -122,6 +131,7 @@ class KernelContext {
   std::vector<const Datum*> inputs_;
   std::vector<Datum> outputs_;
   SubgraphRunner* subgraphs_;
+  std::vector<Datum*> reusable_;
 };
 
 // What a kernel factory gets at session creation.

@@ -90,6 +90,19 @@ TEST_F(Bench, JsonReportHasEveryKey) {
   EXPECT_NE(r.out.find("\"model\": \"" + path("lstm.onnx") + "\""), std::string::npos) << r.out;
 }
 
+TEST_F(Bench, ReportsPlannedBytes) {
+  ASSERT_EQ(onyx("bench-models " + dir_.string() + " --models mobilenet_v2" + kSmall).status, 0);
+  Result r = onyx("bench " + path("mobilenet_v2.onnx") + " --runs 1 --warmup 0 --threads 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_GT(json_number(r.out, "planned_mb"), 0) << r.out;
+  Result off = onyx("bench " + path("mobilenet_v2.onnx") + " --runs 1 --warmup 0 --threads 1 --json --no-plan");
+  ASSERT_EQ(off.status, 0) << off.out;
+  EXPECT_NE(off.out.find("\"planned_mb\": null}"), std::string::npos) << off.out;
+  Result text = onyx("bench " + path("mobilenet_v2.onnx") + " --runs 1 --warmup 0 --threads 1");
+  EXPECT_NE(text.out.find("planned "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" MB   (arena for "), std::string::npos) << text.out;
+}
+
 TEST_F(Bench, TextReportAndInputFromFile) {
   ASSERT_EQ(onyx("bench-models " + dir_.string() + " --models lstm" + kSmall).status, 0);
   // The input given as a file must be used: a wrong shape is refused.

@@ -210,10 +210,15 @@ class NhwcConvKernel : public Kernel {
       if (z.dtype() != DataType::Float || z.dims() != out) return false;
     }
     const kernels::PackedConv& conv = packed(hw);
-    ctx.set_output(0, allocate_for_overwrite(DataType::Float, out));
-    Tensor& y = ctx.outputs()[0].tensor;
-    if (epilogue_.sum) std::memcpy(y.mutable_data<char>(), ctx.input(3).bytes().data(), y.bytes().size());
-    conv.run_nhwc(x.data<float>(), x.dims()[0], x.dims()[1], x.dims()[2], y.mutable_data<float>());
+    // The sum post-op adds the convolution to what y holds: Z. A Z that dies here (and shares its buffer with
+    // nothing, so not with x) is y itself; otherwise y starts as a copy of Z.
+    Tensor* y = epilogue_.sum ? ctx.reuse_input(3, 0, DataType::Float, out) : nullptr;
+    if (!y) {
+      ctx.set_output(0, allocate_for_overwrite(DataType::Float, out));
+      y = &ctx.outputs()[0].tensor;
+      if (epilogue_.sum) std::memcpy(y->mutable_data<char>(), ctx.input(3).bytes().data(), y->bytes().size());
+    }
+    conv.run_nhwc(x.data<float>(), x.dims()[0], x.dims()[1], x.dims()[2], y->mutable_data<float>());
     return true;
   }
 

@@ -148,11 +148,17 @@ bool run_fast(Arith op, KernelContext& ctx, bool legacy, int64_t axis) {
   if (a.dtype() != DataType::Float || b.dtype() != DataType::Float) return false;
   const Dims bd = legacy ? legacy_broadcast(a.dims(), b.dims(), axis) : b.dims();
   const Dims out = broadcast_dims(a.dims(), bd);
-  ctx.set_output(0, allocate_for_overwrite(DataType::Float, out));
-  Tensor& y = ctx.outputs()[0].tensor;
+  // In place into an input that dies here and has the output's shape: the kernel reads y[i]'s operands at the
+  // same offset i of that input before writing y[i] (the other side is a different buffer).
+  Tensor* y = a.dims() == out ? ctx.reuse_input(0, 0, DataType::Float, out) : nullptr;
+  if (!y && bd == out) y = ctx.reuse_input(1, 0, DataType::Float, out);
+  if (!y) {
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, out));
+    y = &ctx.outputs()[0].tensor;
+  }
   constexpr kernels::BinaryOp kops[] = {kernels::BinaryOp::Add, kernels::BinaryOp::Sub, kernels::BinaryOp::Mul,
                                         kernels::BinaryOp::Div};
-  kernels::binary(kops[static_cast<int>(op)], a.data<float>(), a.dims(), b.data<float>(), bd, y.mutable_data<float>(), out);
+  kernels::binary(kops[static_cast<int>(op)], a.data<float>(), a.dims(), b.data<float>(), bd, y->mutable_data<float>(), out);
   return true;
 }
 

@@ -18,9 +18,13 @@ class FastFloatUnary : public Kernel {
       reference_->run(ctx);
       return;
     }
-    ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
-    Tensor& y = ctx.outputs()[0].tensor;
-    kernels::unary(p_, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
+    // In place when x dies here: the kernel reads each element before writing it.
+    Tensor* y = ctx.reuse_input(0, 0, DataType::Float, x.dims());
+    if (!y) {
+      ctx.set_output(0, allocate_for_overwrite(DataType::Float, x.dims()));
+      y = &ctx.outputs()[0].tensor;
+    }
+    kernels::unary(p_, x.data<float>(), y->mutable_data<float>(), static_cast<int64_t>(x.element_count()));
   }
 
  private:

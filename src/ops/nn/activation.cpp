@@ -211,9 +211,12 @@ void run_clip_inputs(KernelContext& ctx, bool fast) {
   if (fast && x.dtype() == D::Float) {
     const float inf = std::numeric_limits<float>::infinity();
     kernels::UnaryParams p = clip_params(tmin ? tmin->data<float>()[0] : -inf, tmax ? tmax->data<float>()[0] : inf);
-    ctx.set_output(0, allocate_for_overwrite(D::Float, x.dims()));
-    Tensor& y = ctx.outputs()[0].tensor;
-    kernels::unary(p, x.data<float>(), y.mutable_data<float>(), static_cast<int64_t>(x.element_count()));
+    Tensor* y = ctx.reuse_input(0, 0, D::Float, x.dims());  // elementwise: in place is safe
+    if (!y) {
+      ctx.set_output(0, allocate_for_overwrite(D::Float, x.dims()));
+      y = &ctx.outputs()[0].tensor;
+    }
+    kernels::unary(p, x.data<float>(), y->mutable_data<float>(), static_cast<int64_t>(x.element_count()));
     return;
   }
   Tensor& y = ctx.allocate_output(0, x.dtype(), x.dims());
