@@ -73,7 +73,7 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const 
     dnnl::post_ops ops;
     if (epilogue_.sum) ops.append_sum(1.0f);
     for (const Eltwise& e : epilogue_.eltwise) ops.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
-    dnnl::primitive_attr attr;
+    dnnl::primitive_attr attr = own_scratchpad();
     attr.set_post_ops(ops);
     auto make = [&](dnnl::algorithm alg, const memory::desc& src, const memory::desc& dst) {
       auto d = bias_.empty()
@@ -99,15 +99,13 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const 
       pd = make(dnnl::algorithm::convolution_direct, p.src_conv, p.dst_conv);
     }
     p.primitive = dnnl::convolution_forward(*pd);
+    p.scratchpad = pd->scratchpad_desc();
     p.weights = packs_.get(pd->weights_desc());
-    auto reorder = [&](const memory::desc& from, const memory::desc& to) {
-      return dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
-    };
     for (int l = 0; l < 2; ++l) {
-      if (p.src[l] != p.src_conv) p.src_in[l] = reorder(p.src[l], p.src_conv);
+      if (p.src[l] != p.src_conv) p.src_in[l] = Reorder(p.src[l], p.src_conv);
       if (p.dst[l] != p.dst_conv) {
-        p.dst_out[l] = reorder(p.dst_conv, p.dst[l]);
-        if (epilogue_.sum) p.dst_in[l] = reorder(p.dst[l], p.dst_conv);
+        p.dst_out[l] = Reorder(p.dst_conv, p.dst[l]);
+        if (epilogue_.sum) p.dst_in[l] = Reorder(p.dst[l], p.dst_conv);
       }
     }
     return p;
@@ -118,7 +116,7 @@ void PackedConv::execute(const Plan& p, memory& src, memory& dst) const {
   auto& eng = cpu_engine();
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
   if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias_.data())));
-  p.primitive.execute(thread_stream(), args);
+  run_primitive(p.primitive, p.scratchpad, std::move(args));
 }
 
 // layout: 0 NHWC, 1 NCHW (the Plan's index).
@@ -129,10 +127,10 @@ void PackedConv::run(const float* x, int64_t N, int64_t H, int64_t W, float* y, 
   memory xe(p.src[layout], eng, const_cast<float*>(x)), ye(p.dst[layout], eng, y);
   const bool convert_src = p.src[layout] != p.src_conv, convert_dst = p.dst[layout] != p.dst_conv;
   memory xc = convert_src ? memory(p.src_conv, eng) : xe, yc = convert_dst ? memory(p.dst_conv, eng) : ye;
-  if (convert_src) p.src_in[layout].execute(st, xe, xc);
-  if (convert_dst && epilogue_.sum) p.dst_in[layout].execute(st, ye, yc);
+  if (convert_src) p.src_in[layout](xe, xc);
+  if (convert_dst && epilogue_.sum) p.dst_in[layout](ye, yc);
   execute(p, xc, yc);
-  if (convert_dst) p.dst_out[layout].execute(st, yc, ye);
+  if (convert_dst) p.dst_out[layout](yc, ye);
   st.wait();
 }
 

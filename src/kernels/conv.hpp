@@ -50,8 +50,8 @@ class PackedConv {
   struct Plan {
     dnnl::convolution_forward primitive;
     dnnl::memory weights;
-    dnnl::memory::desc src[2], dst[2], src_conv, dst_conv;
-    dnnl::reorder src_in[2], dst_in[2], dst_out[2];  // dst_in: the sum epilogue's addend
+    dnnl::memory::desc src[2], dst[2], src_conv, dst_conv, scratchpad;
+    Reorder src_in[2], dst_in[2], dst_out[2];  // dst_in: the sum epilogue's addend
   };
   const Plan& plan(int64_t N, int64_t H, int64_t W) const;
   void execute(const Plan& p, dnnl::memory& src, dnnl::memory& dst) const;

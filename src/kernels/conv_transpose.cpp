@@ -70,19 +70,20 @@ const PackedConvTranspose::Plan* PackedConvTranspose::plan(const ConvTransposeSi
       const auto alg = dnnl::algorithm::deconvolution_direct;
       auto d = sz.bias ? fwd::desc(prop, alg, src_any, w_any, b_md, dst_any, strides, dil, pad_l, pad_r)
                        : fwd::desc(prop, alg, src_any, w_any, dst_any, strides, dil, pad_l, pad_r);
-      pd = fwd::primitive_desc(d, eng);
+      pd = fwd::primitive_desc(d, own_scratchpad(), eng);
     } catch (const dnnl::error&) {
       return std::nullopt;  // a geometry oneDNN does not take (it checks pads and sizes)
     }
     p.primitive = dnnl::deconvolution_forward(pd);
+    p.scratchpad = pd.scratchpad_desc();
     p.src = pd.src_desc();
     p.dst = pd.dst_desc();
     p.weights = pd.weights_desc();
-    if (p.src != p.src_plain) p.to_src = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.src_plain, eng, p.src));
-    if (p.dst != p.dst_plain) p.from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst, eng, p.dst_plain));
+    if (p.src != p.src_plain) p.to_src = Reorder(p.src_plain, p.src);
+    if (p.dst != p.dst_plain) p.from_dst = Reorder(p.dst, p.dst_plain);
     if (packs_) p.packed = packs_->get(p.weights);
     else if (p.weights != plain_weights_)
-      p.pack_weights = dnnl::reorder(dnnl::reorder::primitive_desc(eng, plain_weights_, eng, p.weights));
+      p.pack_weights = Reorder(plain_weights_, p.weights);
     return p;
   });
   return entry ? &*entry : nullptr;
@@ -98,7 +99,7 @@ void PackedConvTranspose::run_nchw(const ConvTransposeSizes& sz, const float* x,
   memory src = xs, dst = yd, weights = p->packed;
   if (p->to_src) {
     src = memory(p->src, eng);
-    p->to_src->execute(st, xs, src);
+    p->to_src(xs, src);
   }
   if (p->from_dst) dst = memory(p->dst, eng);
   if (!packs_) {
@@ -106,13 +107,13 @@ void PackedConvTranspose::run_nchw(const ConvTransposeSizes& sz, const float* x,
     weights = wp;
     if (p->pack_weights) {
       weights = memory(p->weights, eng);
-      p->pack_weights->execute(st, wp, weights);
+      p->pack_weights(wp, weights);
     }
   }
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
   if (sz.bias) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias)));
-  p->primitive.execute(st, args);
-  if (p->from_dst) p->from_dst->execute(st, dst, yd);
+  run_primitive(p->primitive, p->scratchpad, std::move(args));
+  if (p->from_dst) p->from_dst(dst, yd);
   st.wait();
 }
 

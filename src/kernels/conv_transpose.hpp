@@ -41,7 +41,8 @@ class PackedConvTranspose {
   struct Plan {
     dnnl::deconvolution_forward primitive;
     dnnl::memory::desc src_plain, dst_plain, src, dst, weights;
-    std::optional<dnnl::reorder> to_src, from_dst, pack_weights;  // absent where the layouts are the same
+    Reorder to_src, from_dst, pack_weights;  // empty where the layouts are the same
+    dnnl::memory::desc scratchpad;
     dnnl::memory packed;                                        // the constant weights in the primitive's layout
   };
   const Plan* plan(const ConvTransposeSizes& s) const;

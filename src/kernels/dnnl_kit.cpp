@@ -1,5 +1,8 @@
 #include "kernels/dnnl_kit.hpp"
 
+#include <cstdlib>
+#include <new>
+
 #include "format/mapped_file.hpp"
 
 namespace onyx::kernels {
@@ -14,13 +17,64 @@ dnnl::stream& thread_stream() {
   return stream;
 }
 
+namespace {
+
+// The calling thread's scratchpad buffer, grown to the largest size asked so far. Primitives run to completion
+// before the next one starts (the CPU stream executes in order), so one buffer per thread serves them all.
+struct ThreadScratchpad {
+  void* data = nullptr;
+  size_t size = 0;
+  ~ThreadScratchpad() { std::free(data); }
+  void* get(size_t bytes) {
+    if (bytes > size) {
+      const size_t rounded = (bytes + 4095) / 4096 * 4096;
+      void* p = std::aligned_alloc(4096, rounded);
+      if (!p) throw std::bad_alloc();
+      std::free(data);
+      data = p;
+      size = rounded;
+    }
+    return data;
+  }
+};
+
+void add_scratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& d) {
+  const size_t bytes = d.get_size();
+  if (bytes == 0) return;
+  thread_local ThreadScratchpad scratchpad;
+  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(d, cpu_engine(), scratchpad.get(bytes)));
+}
+
+}  // namespace
+
+dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr) {
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void run_primitive(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
+                   std::unordered_map<int, dnnl::memory> args) {
+  add_scratchpad(args, scratchpad);
+  p.execute(thread_stream(), args);
+}
+
+Reorder::Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, own_scratchpad());
+  reorder_ = dnnl::reorder(pd);
+  scratchpad_ = pd.scratchpad_desc();
+}
+
+void Reorder::operator()(const dnnl::memory& from, const dnnl::memory& to) const {
+  run_primitive(reorder_, scratchpad_, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
 dnnl::memory WeightPacks::get(const dnnl::memory::desc& layout) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const dnnl::memory& m : packs_)
     if (m.get_desc() == layout) return m;
   dnnl::memory src(source_desc_, cpu_engine(), const_cast<void*>(source_));  // read only: a reorder's source
   dnnl::memory packed(layout, cpu_engine());
-  dnnl::reorder(src, packed).execute(thread_stream(), src, packed);
+  Reorder(source_desc_, layout)(src, packed);
   thread_stream().wait();
   packs_.push_back(packed);
   // The packed copy is what runs read from now on; a mapped file's copy need not stay resident too.

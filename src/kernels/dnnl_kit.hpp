@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -13,6 +14,29 @@ namespace onyx::kernels {
 
 dnnl::engine& cpu_engine();
 dnnl::stream& thread_stream();
+
+// oneDNN's library-managed scratchpad (its primitives' temporary memory) is one buffer that every primitive
+// shares in this build (no concurrent execution), so two runs on different threads would overwrite each other's
+// intermediate data. Every primitive is made with own_scratchpad() attributes and run by run_primitive, which
+// hands it scratchpad memory of the calling thread.
+dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr = {});
+// Runs `p` on the thread's stream with `args`, plus the thread's scratchpad when `scratchpad` (the primitive
+// descriptor's scratchpad_desc()) is not empty. Does not wait.
+void run_primitive(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
+                   std::unordered_map<int, dnnl::memory> args);
+
+// A reorder between two layouts, made and run that way.
+class Reorder {
+ public:
+  Reorder() = default;
+  Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  explicit operator bool() const { return static_cast<bool>(reorder_); }
+  void operator()(const dnnl::memory& from, const dnnl::memory& to) const;
+
+ private:
+  dnnl::reorder reorder_;
+  dnnl::memory::desc scratchpad_;
+};
 
 // Primitives with their memories, created on first use of a key; safe to use from concurrent runs.
 template <class Key, class Entry>

@@ -26,8 +26,8 @@ const PackedGemm::Plan& PackedGemm::plan(int64_t M) const {
       memory::desc bias_md({1, N_}, memory::data_type::f32, tag::ab);
       d = std::make_unique<dnnl::matmul::desc>(a_md, w_md, bias_md, y_md);
     }
-    dnnl::matmul::primitive_desc pd(*d, eng);
-    return Plan{dnnl::matmul(pd), packs_.get(pd.weights_desc())};
+    dnnl::matmul::primitive_desc pd(*d, own_scratchpad(), eng);
+    return Plan{dnnl::matmul(pd), packs_.get(pd.weights_desc()), pd.scratchpad_desc()};
   });
 }
 
@@ -41,7 +41,7 @@ void PackedGemm::run(const float* a, int64_t M, float* y) const {
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, y_m}};
   if (!bias_.empty())
     args.emplace(DNNL_ARG_BIAS, memory({{1, N_}, memory::data_type::f32, tag::ab}, eng, const_cast<float*>(bias_.data())));
-  p.primitive.execute(thread_stream(), args);
+  run_primitive(p.primitive, p.scratchpad, std::move(args));
   thread_stream().wait();
 }
 
@@ -118,7 +118,7 @@ memory::format_tag plain_tag(size_t rank) {
 
 struct BatchedPlan {
   dnnl::matmul primitive;
-  memory::desc a, b, c;
+  memory::desc a, b, c, scratchpad;
 };
 
 }  // namespace
@@ -135,13 +135,15 @@ void batched_matmul(const float* a, const std::vector<int64_t>& a_dims, const fl
     cd[r - 2] = ad[r - 2];
     cd[r - 1] = bd[r - 1];
     BatchedPlan bp{{}, {ad, memory::data_type::f32, plain_tag(r)}, {bd, memory::data_type::f32, plain_tag(r)},
-                   {cd, memory::data_type::f32, plain_tag(r)}};
-    bp.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(bp.a, bp.b, bp.c), cpu_engine()));
+                   {cd, memory::data_type::f32, plain_tag(r)}, {}};
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(bp.a, bp.b, bp.c), own_scratchpad(), cpu_engine());
+    bp.primitive = dnnl::matmul(pd);
+    bp.scratchpad = pd.scratchpad_desc();
     return bp;
   });
   auto& eng = cpu_engine();
   memory am(p.a, eng, const_cast<float*>(a)), bm(p.b, eng, const_cast<float*>(b)), cm(p.c, eng, c);
-  p.primitive.execute(thread_stream(), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  run_primitive(p.primitive, p.scratchpad, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
   thread_stream().wait();
 }
 

@@ -32,6 +32,7 @@ class PackedGemm {
   struct Plan {
     dnnl::matmul primitive;
     dnnl::memory weights;
+    dnnl::memory::desc scratchpad;
   };
   const Plan& plan(int64_t M) const;
   int64_t K_, N_;

@@ -15,7 +15,9 @@ Pool2d::Pool2d(const PoolShape& s) : shape_(s) {
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst, {s.strides[0], s.strides[1]},
                                    {s.kernel[0], s.kernel[1]}, {s.dilations[0] - 1, s.dilations[1] - 1},
                                    {s.pads[0], s.pads[1]}, {s.pads[2], s.pads[3]});
-  primitive_ = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(d, cpu_engine()));
+  dnnl::pooling_v2_forward::primitive_desc pd(d, own_scratchpad(), cpu_engine());
+  primitive_ = dnnl::pooling_v2_forward(pd);
+  scratchpad_ = pd.scratchpad_desc();
 }
 
 void Pool2d::run(const float* x, float* y) const {
@@ -25,7 +27,7 @@ void Pool2d::run(const float* x, float* y) const {
   const tag layout = s.channels_last ? tag::nhwc : tag::nchw;
   memory src({{s.N, s.C, s.in[0], s.in[1]}, f32, layout}, eng, const_cast<float*>(x));
   memory dst({{s.N, s.C, s.out[0], s.out[1]}, f32, layout}, eng, y);
-  primitive_.execute(thread_stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  run_primitive(primitive_, scratchpad_, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
   thread_stream().wait();
 }
 

@@ -27,6 +27,7 @@ class Pool2d {
  private:
   PoolShape shape_;
   dnnl::pooling_v2_forward primitive_;
+  dnnl::memory::desc scratchpad_;
 };
 
 }  // namespace onyx::kernels
