@@ -1,6 +1,5 @@
 #include "kernels/conv.hpp"
 
-#include <cstdlib>
 #include <optional>
 #include <unordered_map>
 
@@ -19,15 +18,18 @@ memory::dims weight_dims(const ConvShape& s) {
 }
 
 // Whether oneDNN's Winograd (F(2x2,3x3) or F(4x4,3x3), AVX-512 only, on nChw16c) should replace the direct
-// kernel. Measured against the NHWC direct kernel, layout conversions included, on the benchmark CPU: 1.3-3x
-// faster for 3x3 stride-1 convolutions with C >= 16 (ResNet, VGG, DenseNet, Inception, SqueezeNet shapes), slower
-// for C < 16, and 2.2-2.4x slower when the output's 16-channel blocks number a prime >= 11 (M = 176, 208: its
-// output blocking then degrades to single blocks). Results differ from the direct kernel's by about 2e-6 of the
-// output's scale (the transforms round differently).
+// kernel for `pixels` output pixels (N * OH * OW). Measured against the NHWC direct kernel, layout conversions
+// included, on the benchmark CPU: 1.3-3x faster for 3x3 stride-1 convolutions with C >= 16 (ResNet, VGG, DenseNet,
+// Inception, SqueezeNet shapes), slower for C < 16, and 2.2-2.4x slower when the output's 16-channel blocks number
+// a prime >= 11 (M = 176, 208: its output blocking then degrades to single blocks). Its weights cost more to make:
+// oneDNN transforms them single-threaded at about 10 ns per weight, into 1.8-4x the memory. A run saves roughly
+// pixels / 900 times that, so only outputs of 28x28 pixels and more take it: the transform pays for itself within
+// about a run, and session creation stays near the direct kernel's. Results differ from the direct kernel's by
+// about 2e-6 of the output's scale (the transforms round differently).
 bool winograd_pays(const ConvShape& s, int64_t pixels) {
-  if (const char* e = getenv("ONYX_WINO_MIN")) if (pixels < atoll(e)) return false;
-  if (s.group != 1 || s.kernel != std::array<int64_t, 2>{3, 3} || s.strides != std::array<int64_t, 2>{1, 1} ||
-      s.dilations != std::array<int64_t, 2>{1, 1} || s.C < 16 || s.M < 16)
+  using Pair = std::array<int64_t, 2>;
+  if (pixels < 28 * 28 || s.group != 1 || s.kernel != Pair{3, 3} || s.strides != Pair{1, 1} ||
+      s.dilations != Pair{1, 1} || s.C < 16 || s.M < 16)
     return false;
   const int64_t blocks = (s.M + 15) / 16;
   bool prime = blocks >= 11;

@@ -16,7 +16,7 @@ using namespace testing;
 TEST(ConcurrentRuns, OneDnnKernelsGiveEachRunItsOwnResult) {
   GraphSpec g(17);
   const std::vector<int64_t> pads1{1, 1, 1, 1};
-  g.input("x", DataType::Float, {1, 16, 20, 20}).random("w1", {32, 16, 3, 3}).random("b1", {32});
+  g.input("x", DataType::Float, {1, 16, 28, 28}).random("w1", {32, 16, 3, 3}).random("b1", {32});
   g.random("w2", {32, 32, 3, 3}).random("w3", {16, 32, 1, 1}).random("fc", {16, 24});
   g.node("Conv", {"x", "w1", "b1"}, {"c1"}, {{"pads", pads1}})
       .node("Relu", {"c1"}, {"r1"})

@@ -288,9 +288,10 @@ TEST(FastKernels, NhwcConvMatchesReference) {
   }
 }
 
-// 3x3 stride-1 convolutions with C >= 16 run oneDNN's Winograd (on CPUs with AVX-512) in its blocked layout,
-// NCHW (Conv) and NHWC (NhwcConv, with residual sum and activation) tensors converted around it; other shapes,
-// and output channel blocks that Winograd handles badly (11 blocks of 16), keep the direct kernel.
+// 3x3 stride-1 convolutions with C >= 16 and 784 output pixels or more run oneDNN's Winograd (on CPUs with
+// AVX-512) in its blocked layout, NCHW (Conv) and NHWC (NhwcConv, with residual sum and activation) tensors
+// converted around it; other shapes, smaller outputs and output channel blocks that Winograd handles badly (11
+// blocks of 16) keep the direct kernel.
 TEST(FastKernels, WinogradConvMatchesReference) {
   std::mt19937 rng(23);
   const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
@@ -298,8 +299,9 @@ TEST(FastKernels, WinogradConvMatchesReference) {
     int64_t C, M, H, W;
     bool winograd;
   };
-  const Case cases[] = {{16, 32, 12, 10, true}, {48, 16, 7, 9, true}, {20, 40, 9, 9, true}, {8, 32, 12, 10, false},
-                        {16, 176, 6, 6, false}};
+  // Two images: 2 * H * W output pixels, Winograd from 784.
+  const Case cases[] = {{16, 32, 20, 20, true}, {48, 16, 21, 19, true}, {20, 40, 20, 20, true}, {8, 32, 20, 20, false},
+                        {16, 176, 20, 20, false}, {32, 32, 12, 10, false}};
   for (const Case& c : cases) {
     for (bool nhwc : {false, true}) {
       OneNode n(nhwc ? "NhwcConv" : "Conv", nhwc ? 1 : 11, nhwc ? "ai.onyx" : "");
