@@ -9,11 +9,11 @@ namespace {
 
 using namespace testing;
 
-// The folded constant B = B1 + B2 (an owned tensor; 128x128 floats: 64 KiB, page-aligned buffers).
-const Tensor& folded_b(const Session& s) {
+// The folded constant of `dims` (an owned tensor; 64 KiB of floats or more: page-aligned buffers).
+const Tensor& folded(const Session& s, const std::vector<int64_t>& dims = {128, 128}) {
   for (const auto& [name, t] : s.model().graph->initializers)
-    if (t.dims() == std::vector<int64_t>{128, 128} && !t.is_view()) return t;
-  throw std::runtime_error("no folded 128x128 initializer");
+    if (t.dims() == dims && !t.is_view()) return t;
+  throw std::runtime_error("no folded initializer of those dims");
 }
 
 bool all_zero(const Tensor& t) {
@@ -27,12 +27,24 @@ TEST(PackedRelease, ConstantsOnlyPackingKernelsReadAreReleased) {
   g.input("a", DataType::Float, {8, 128}).random("b1", {128, 128}).random("b2", {128, 128}, 0.5f, 1.0f);
   g.node("Add", {"b1", "b2"}, {"b"}).node("MatMul", {"a", "b"}, {"y"}).output("y");
   Session s = session_at(g.bytes(), 1);
-  EXPECT_TRUE(all_zero(folded_b(s))) << "the packed B kept its memory";
+  EXPECT_TRUE(all_zero(folded(s))) << "the packed B kept its memory";
   expect_same_outputs(g.bytes());
   // The packed copy computes: a second run gives the first run's result.
   auto feeds = random_feeds(s, 3);
   auto first = s.run(feeds), second = s.run(feeds);
   EXPECT_FALSE(compare_datums(first[0].second, second[0].second, 0, 0));
+}
+
+// NCHW Conv (levels 1 and 2, FusedConv at 2) packs W at creation for a static input shape too.
+TEST(PackedRelease, ConvolutionWeightsPackedAtCreationAreReleased) {
+  GraphSpec g(13);
+  g.input("x", DataType::Float, {1, 64, 9, 9}).random("w1", {64, 64, 2, 2}).random("w2", {64, 64, 2, 2}, 0.5f, 1.0f);
+  g.node("Add", {"w1", "w2"}, {"w"}).node("Conv", {"x", "w"}, {"c"}).node("Relu", {"c"}, {"y"}).output("y");
+  for (int level : {1, 2}) {
+    Session s = session_at(g.bytes(), level);
+    EXPECT_TRUE(all_zero(folded(s, {64, 64, 2, 2}))) << "level " << level;
+  }
+  expect_same_outputs(g.bytes());
 }
 
 TEST(PackedRelease, ConstantsOtherNodesReadKeepTheirData) {
@@ -43,7 +55,7 @@ TEST(PackedRelease, ConstantsOtherNodesReadKeepTheirData) {
   g.node("Add", {"b1", "b2"}, {"b"}).node("MatMul", {"a", "b"}, {"y"}).node("Add", {"b", "c"}, {"s"});
   g.output("y").output("s");
   Session s = session_at(g.bytes(), 1);
-  EXPECT_FALSE(all_zero(folded_b(s)));
+  EXPECT_FALSE(all_zero(folded(s)));
   expect_same_outputs(g.bytes());
 
   // A dynamic number of rows: the pack is made per shape at run time, from B.
@@ -51,7 +63,7 @@ TEST(PackedRelease, ConstantsOtherNodesReadKeepTheirData) {
   h.input("a", DataType::Float, {-1, 128}).random("b1", {128, 128}).random("b2", {128, 128}, 0.5f, 1.0f);
   h.node("Add", {"b1", "b2"}, {"b"}).node("MatMul", {"a", "b"}, {"y"}).output("y");
   Session d = session_at(h.bytes(), 1);
-  EXPECT_FALSE(all_zero(folded_b(d)));
+  EXPECT_FALSE(all_zero(folded(d)));
 }
 
 }  // namespace

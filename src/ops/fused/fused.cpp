@@ -91,6 +91,8 @@ class FusedConvKernel : public Kernel {
   explicit FusedConvKernel(const KernelInit& init)
       : conv_(kernel_as(init, standard("Conv", kConvVersion))), act_(init) {}
 
+  bool keeps_copy_of_input(size_t i) const override { return conv_->keeps_copy_of_input(i); }
+
   void run(KernelContext& ctx) override {
     std::vector<Datum> conv_out = run_as(*conv_, ctx, kConvVersion, 1);
     if (conv_out.empty() || !conv_out[0].is_tensor()) ctx.error("the convolution gave no tensor");

@@ -388,9 +388,13 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
 // Float32 2-D Conv with constant W (and constant or no B) on oneDNN; other runs take the reference path.
 class FastConv : public Kernel {
  public:
-  FastConv(ConvAttrs a, const Tensor& w, const Tensor* b) : a_(std::move(a)), w_(w), b_(b) {
+  FastConv(ConvAttrs a, const Tensor& w, const Tensor* b, const KernelInit& init) : a_(std::move(a)), w_(w), b_(b) {
     if (b_) bias_.assign(b_->data<float>(), b_->data<float>() + b_->element_count());
+    prepare(init);
   }
+
+  // W is packed for the static input shape: a run with that W and shape takes the fast path, which reads the pack.
+  bool keeps_copy_of_input(size_t i) const override { return i == 1 && prepared_; }
 
   void run(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -399,17 +403,41 @@ class FastConv : public Kernel {
     if (x.dtype() != DataType::Float || x.dims().size() != 4 || ctx.input(1).bytes().data() != w_.bytes().data() ||
         !same_b || x.dims()[1] != a_.group * w_.dims()[1] || x.dims()[0] == 0)
       return conv_typed<float>(ctx, a_);  // validates and reports like the reference, or computes the odd case
-    WindowAttrs wa = a_.w;
-    wa.kernel = kernel_from(a_, w_.dims(), 2);
-    nn::Window g = nn::make_window(wa, Dims(x.dims().begin() + 2, x.dims().end()));
-    if (g.out[0] <= 0 || g.out[1] <= 0 || g.kernel[0] != w_.dims()[2] || g.kernel[1] != w_.dims()[3])
-      return conv_typed<float>(ctx, a_);
-    const kernels::PackedConv& conv = packed(g);
-    Tensor& y = ctx.allocate_output(0, DataType::Float, {x.dims()[0], w_.dims()[0], g.out[0], g.out[1]});
-    conv.run_nchw(x.data<float>(), x.dims()[0], x.dims()[2], x.dims()[3], y.mutable_data<float>());
+    auto g = window(Dims(x.dims().begin() + 2, x.dims().end()));
+    if (!g) return conv_typed<float>(ctx, a_);
+    const kernels::PackedConv& conv = packed(*g);
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, {x.dims()[0], w_.dims()[0], g->out[0], g->out[1]}));
+    conv.run_nchw(x.data<float>(), x.dims()[0], x.dims()[2], x.dims()[3], ctx.outputs()[0].tensor.mutable_data<float>());
   }
 
  private:
+  // The window of input planes `hw`, when the fast path takes it.
+  std::optional<nn::Window> window(const Dims& hw) const {
+    WindowAttrs wa = a_.w;
+    wa.kernel = kernel_from(a_, w_.dims(), 2);
+    nn::Window g = nn::make_window(wa, hw);
+    if (g.out[0] <= 0 || g.out[1] <= 0 || g.kernel[0] != w_.dims()[2] || g.kernel[1] != w_.dims()[3]) return std::nullopt;
+    return g;
+  }
+
+  // Static float32 input shapes get their primitive (and packed W) now, not on the first run.
+  void prepare(const KernelInit& init) {
+    const Type* x = init.input_types.empty() ? nullptr : init.input_types[0];
+    if (!x || x->elem != DataType::Float || !x->shape.rank_known || x->shape.dims.size() != 4) return;
+    Dims d;
+    for (const Dim& dim : x->shape.dims)
+      if (dim.value) d.push_back(*dim.value);
+    if (d.size() != 4 || d[0] <= 0 || d[1] != a_.group * w_.dims()[1]) return;
+    try {
+      auto g = window({d[2], d[3]});
+      if (!g) return;
+      packed(*g).prepare(d[0], d[2], d[3]);
+      prepared_ = true;
+    } catch (const Error&) {
+      // An unusable window is reported by the run, with the input it gets.
+    }
+  }
+
   // One packed convolution per padding (auto_pad SAME pads depend on the input size).
   const kernels::PackedConv& packed(const nn::Window& g) {
     std::array<int64_t, 4> pads{g.pads[0], g.pads[1], g.pads[2], g.pads[3]};
@@ -432,6 +460,7 @@ class FastConv : public Kernel {
   const Tensor& w_;
   const Tensor* b_;
   std::vector<float> bias_;
+  bool prepared_ = false;  // packed at creation for a static input shape
   std::mutex mutex_;
   std::map<std::array<int64_t, 4>, std::unique_ptr<kernels::PackedConv>> convs_;
 };
@@ -546,7 +575,7 @@ std::unique_ptr<Kernel> conv_kernel(const KernelInit& init) {
     const bool b_ok = !has_b || (b && b->dtype() == DataType::Float && w && b->dims() == Dims{w->dims()[0]});
     if (!init.reference_only && w && w->dtype() == DataType::Float && w->dims().size() == 4 && b_ok &&
         w->element_count() > 0 && a.group > 0 && w->dims()[0] % a.group == 0)
-      return std::make_unique<FastConv>(a, *w, b);
+      return std::make_unique<FastConv>(a, *w, b, init);
   } else {
     if (!init.reference_only) return std::make_unique<FastConvTranspose>(a, init);
   }
