@@ -360,7 +360,6 @@ struct Session::Impl {
   }
   std::vector<std::shared_ptr<std::vector<const Attribute*>>> function_scopes;
 
-
   std::vector<Datum> execute(const GraphPlan& plan, std::vector<Datum> inputs, const Frame* parent,
                              const RunState& run) const;
 };

@@ -7,6 +7,7 @@
 #include "ir/scalar.hpp"
 #include "ir/spec_table.hpp"
 #include "ir/tensor_alloc.hpp"
+#include "ops/nn/float_store.hpp"
 #include "ops/op_kit.hpp"
 #include "ops/registry.hpp"
 
@@ -522,32 +523,10 @@ Tensor scaled_along_axis(const Tensor& w, const std::vector<double>& factors, si
 }
 
 Tensor make_float_tensor(DataType dt, std::vector<int64_t> dims, const std::vector<double>& values) {
-  Tensor t = Tensor::allocate(dt, std::move(dims));
+  if (!is_float_type(dt)) fail("optimizer: ", dt, " is not a float type");
+  Tensor t = allocate_for_overwrite(dt, std::move(dims));
   if (t.element_count() != values.size()) fail("optimizer: ", values.size(), " values for ", t.element_count(), " elements");
-  const size_t n = values.size();
-  switch (dt) {  // one pass per type (weights reach millions of values)
-    case DataType::Float: {
-      float* p = t.mutable_data<float>();
-      for (size_t i = 0; i < n; ++i) p[i] = static_cast<float>(values[i]);
-      break;
-    }
-    case DataType::Double: {
-      double* p = t.mutable_data<double>();
-      for (size_t i = 0; i < n; ++i) p[i] = values[i];
-      break;
-    }
-    case DataType::Float16: {
-      Float16* p = t.mutable_data<Float16>();
-      for (size_t i = 0; i < n; ++i) p[i] = Float16(static_cast<float>(values[i]));
-      break;
-    }
-    case DataType::BFloat16: {
-      BFloat16* p = t.mutable_data<BFloat16>();
-      for (size_t i = 0; i < n; ++i) p[i] = BFloat16(static_cast<float>(values[i]));
-      break;
-    }
-    default: fail("optimizer: ", dt, " is not a float type");
-  }
+  ops::store_doubles(t, values);
   return t;
 }
 

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "kernels/elementwise.hpp"
+#include "kernels/reference_compare.hpp"
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
@@ -18,6 +19,8 @@ namespace {
 
 using kernels::Isa;
 using testing::OneNode;
+using testing::compare_with_reference;
+using testing::reference_only;
 
 // Runs the body for each build this CPU supports, restoring the best one afterwards.
 void for_each_isa(const std::function<void(Isa)>& body) {
@@ -277,39 +280,6 @@ TEST(ElementwiseKernels, SoftmaxAndLayerNormMatchDouble) {
   });
 }
 
-SessionOptions reference_only() {
-  SessionOptions o;
-  o.reference_kernels = true;
-  return o;
-}
-
-// Runs the node with fast kernels and with reference kernels; outputs must agree within `rel` of the larger of the
-// element's magnitude and `floor` (0: bit-exact, NaN where the reference has NaN).
-void compare(OneNode node, const std::string& what, double rel, double floor = 1e-30) {
-  OneNode ref = node;
-  const std::vector<Datum> fast = node.run();
-  const std::vector<Datum> want = ref.options(reference_only()).run();
-  ASSERT_EQ(fast.size(), want.size()) << what;
-  for (size_t o = 0; o < want.size(); ++o) {
-    const Tensor& f = fast[o].tensor;
-    const Tensor& r = want[o].tensor;
-    ASSERT_EQ(f.dtype(), r.dtype()) << what;
-    ASSERT_EQ(f.dims(), r.dims()) << what << " output " << o;
-    if (f.dtype() != DataType::Float) continue;
-    for (uint64_t i = 0; i < r.element_count(); ++i) {
-      const float a = f.data<float>()[i], b = r.data<float>()[i];
-      if (std::isnan(b)) {
-        ASSERT_TRUE(std::isnan(a)) << what << " output " << o << " element " << i;
-        continue;
-      }
-      if (rel == 0) {
-        ASSERT_EQ(a, b) << what << " output " << o << " element " << i;
-      } else {
-        ASSERT_LE(std::fabs(a - b), rel * std::max<double>(std::fabs(b), floor)) << what << " output " << o << " element " << i << ": " << a << " vs " << b;
-      }
-    }
-  }
-}
 
 std::string dims_str(const std::vector<int64_t>& d) {
   std::string s = "[";
@@ -325,19 +295,19 @@ TEST(ElementwiseOps, BinaryArithmeticMatchesReference) {
     const char* op = ops[trial % 4];
     OneNode n(op, 14);
     n.input("A", random_tensor(rng, ad)).input("B", random_tensor(rng, bd));
-    compare(n, std::string(op) + " " + dims_str(ad) + " " + dims_str(bd), 0);
+    compare_with_reference(n, std::string(op) + " " + dims_str(ad) + " " + dims_str(bd), 0);
   }
   // The BERT shapes: a row over [1,128,768], an attention mask [1,1,1,128] over [1,12,128,128], a scalar divisor.
   for (auto [ad, bd] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
            {{1, 128, 768}, {768}}, {{1, 12, 128, 128}, {1, 1, 1, 128}}, {{1, 12, 128, 128}, {}}, {{2, 32, 7, 7}, {32, 1, 1}}}) {
     OneNode n("Add", 14);
     n.input("A", random_tensor(rng, ad)).input("B", random_tensor(rng, bd));
-    compare(n, "Add " + dims_str(ad) + " " + dims_str(bd), 0);
+    compare_with_reference(n, "Add " + dims_str(ad) + " " + dims_str(bd), 0);
   }
   // Legacy broadcast=1 with an axis (opset 6).
   OneNode legacy("Mul", 6);
   legacy.input("A", random_tensor(rng, {2, 3, 4, 5})).input("B", random_tensor(rng, {3, 4})).attr_int("broadcast", 1).attr_int("axis", 1);
-  compare(legacy, "Mul-6 broadcast axis 1", 0);
+  compare_with_reference(legacy, "Mul-6 broadcast axis 1", 0);
 }
 
 TEST(ElementwiseOps, BinaryArithmeticErrorsStayTheReferences) {
@@ -366,7 +336,7 @@ TEST(ElementwiseOps, UnaryMatchesReference) {
       n.input("X", random_tensor(rng, dims, c.scale));
       if (!c.approximate.empty()) n.attr_string("approximate", c.approximate);
       if (std::string(c.op) == "LeakyRelu") n.attr_float("alpha", 0.2f);
-      compare(n, std::string(c.op) + " " + c.approximate + " " + dims_str(dims), c.rel, 1e-6);
+      compare_with_reference(n, std::string(c.op) + " " + c.approximate + " " + dims_str(dims), c.rel, 1e-6);
     }
   }
 }
@@ -381,16 +351,16 @@ TEST(ElementwiseOps, ClipMatchesReference) {
   for (auto dims : std::vector<std::vector<int64_t>>{{0}, {5}, {3, 67}, {1, 96, 112, 112}}) {
     OneNode both("Clip", 13);
     both.input("X", random_tensor(rng, dims, 10)).input("min", scalar(0)).input("max", scalar(6));
-    compare(both, "Clip-13 " + dims_str(dims), 0);
+    compare_with_reference(both, "Clip-13 " + dims_str(dims), 0);
     OneNode only_max("Clip", 13);
     only_max.input("X", random_tensor(rng, dims, 10)).omitted_input().input("max", scalar(1));
-    compare(only_max, "Clip-13 max only " + dims_str(dims), 0);
+    compare_with_reference(only_max, "Clip-13 max only " + dims_str(dims), 0);
     OneNode inverted("Clip", 13);
     inverted.input("X", random_tensor(rng, dims, 10)).input("min", scalar(2)).input("max", scalar(-1));
-    compare(inverted, "Clip-13 min > max " + dims_str(dims), 0);
+    compare_with_reference(inverted, "Clip-13 min > max " + dims_str(dims), 0);
     OneNode attrs("Clip", 6);
     attrs.input("X", random_tensor(rng, dims, 10)).attr_float("min", -0.5f).attr_float("max", 0.25f);
-    compare(attrs, "Clip-6 " + dims_str(dims), 0);
+    compare_with_reference(attrs, "Clip-6 " + dims_str(dims), 0);
   }
 }
 
@@ -402,18 +372,18 @@ TEST(ElementwiseOps, SoftmaxMatchesReference) {
       n13.input("X", random_tensor(rng, dims, 20));
       // LogSoftmax's error is absolute (log of a float sum): relative to max(|y|, 1).
       const double floor = std::string(op) == "LogSoftmax" ? 1.0 : 1e-6;
-      compare(n13, std::string(op) + "-13 " + dims_str(dims), 1e-5, floor);
+      compare_with_reference(n13, std::string(op) + "-13 " + dims_str(dims), 1e-5, floor);
       // v11 coerces to 2-D at axis 1: rows of the product of the remaining dims.
       if (dims.size() >= 2) {
         OneNode n11(op, 11);
         n11.input("X", random_tensor(rng, dims, 20));
-        compare(n11, std::string(op) + "-11 " + dims_str(dims), 1e-5, floor);
+        compare_with_reference(n11, std::string(op) + "-11 " + dims_str(dims), 1e-5, floor);
       }
       // Not the last axis: the reference kernel runs.
       if (dims.size() >= 2) {
         OneNode mid(op, 13);
         mid.input("X", random_tensor(rng, dims, 20)).attr_int("axis", 0);
-        compare(mid, std::string(op) + "-13 axis 0 " + dims_str(dims), 1e-5, floor);
+        compare_with_reference(mid, std::string(op) + "-13 axis 0 " + dims_str(dims), 1e-5, floor);
       }
     }
   }
@@ -435,7 +405,7 @@ TEST(ElementwiseOps, LayerNormalizationMatchesReference) {
     n.input("X", random_tensor(rng, c.x, 3)).input("Scale", random_tensor(rng, c.scale));
     if (c.bias) n.input("B", random_tensor(rng, c.scale));
     n.attr_int("axis", c.axis).outputs(c.outputs);
-    compare(n, "LayerNormalization " + dims_str(c.x) + " axis " + std::to_string(c.axis), 2e-5, 1.0);
+    compare_with_reference(n, "LayerNormalization " + dims_str(c.x) + " axis " + std::to_string(c.axis), 2e-5, 1.0);
   }
 }
 
@@ -444,14 +414,14 @@ TEST(ElementwiseOps, SumAndBatchNormalizationMatchReference) {
   for (auto dims : std::vector<std::vector<int64_t>>{{0}, {9}, {2, 64, 28, 28}}) {
     OneNode sum("Sum", 13);
     sum.input("a", random_tensor(rng, dims)).input("b", random_tensor(rng, dims)).input("c", random_tensor(rng, dims));
-    compare(sum, "Sum " + dims_str(dims), 1e-6, 1.0);
+    compare_with_reference(sum, "Sum " + dims_str(dims), 1e-6, 1.0);
     OneNode one("Sum", 13);
     one.input("a", random_tensor(rng, dims));
-    compare(one, "Sum of one " + dims_str(dims), 0);
+    compare_with_reference(one, "Sum of one " + dims_str(dims), 0);
   }
   OneNode mixed("Sum", 13);  // broadcasting: the reference runs
   mixed.input("a", random_tensor(rng, {3, 4})).input("b", random_tensor(rng, {4}));
-  compare(mixed, "Sum broadcast", 1e-6, 1.0);
+  compare_with_reference(mixed, "Sum broadcast", 1e-6, 1.0);
   for (auto dims : std::vector<std::vector<int64_t>>{{2, 3}, {1, 32, 56, 56}, {2, 5, 3, 7}}) {
     const int64_t C = dims[1];
     Tensor var = random_tensor(rng, {C});
@@ -459,7 +429,7 @@ TEST(ElementwiseOps, SumAndBatchNormalizationMatchReference) {
     OneNode bn("BatchNormalization", 15);
     bn.input("X", random_tensor(rng, dims, 3)).input("scale", random_tensor(rng, {C})).input("B", random_tensor(rng, {C}));
     bn.input("mean", random_tensor(rng, {C})).input("var", var);
-    compare(bn, "BatchNormalization " + dims_str(dims), 2e-6, 1.0);
+    compare_with_reference(bn, "BatchNormalization " + dims_str(dims), 2e-6, 1.0);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn_log.hpp"
+#include "kernels/reference_compare.hpp"
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
@@ -15,6 +16,7 @@ namespace {
 
 using testing::OneNode;
 using testing::onednn_log;
+using testing::reference_only;
 using testing::values;
 
 Tensor random_floats(std::mt19937& rng, std::vector<int64_t> dims, float scale = 1.0f) {
@@ -23,12 +25,6 @@ Tensor random_floats(std::mt19937& rng, std::vector<int64_t> dims, float scale =
   float* p = t.mutable_data<float>();
   for (uint64_t i = 0; i < t.element_count(); ++i) p[i] = u(rng);
   return t;
-}
-
-SessionOptions reference_only() {
-  SessionOptions o;
-  o.reference_kernels = true;
-  return o;
 }
 
 // Relative to the largest magnitude of the reference (sums of many products round differently).

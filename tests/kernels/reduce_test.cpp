@@ -13,6 +13,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "kernels/reduce.hpp"
+#include "kernels/reference_compare.hpp"
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
@@ -21,6 +22,8 @@ namespace {
 using kernels::Isa;
 using kernels::Reduction;
 using testing::OneNode;
+using testing::compare_with_reference;
+using testing::reference_only;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -301,36 +304,6 @@ TEST(ReduceKernels, GroupNormMatchesDouble) {
 
 // ---- the ops against their reference kernels ----
 
-SessionOptions reference_only() {
-  SessionOptions o;
-  o.reference_kernels = true;
-  return o;
-}
-
-// Fast and reference outputs agree: same dims, NaN where the reference has NaN, equal infinities, and within
-// rel * max(|reference|, floor) elsewhere.
-void compare(OneNode node, const std::string& what, double rel, double floor) {
-  OneNode ref = node;
-  const std::vector<Datum> fast = node.run();
-  const std::vector<Datum> want = ref.options(reference_only()).run();
-  ASSERT_EQ(fast.size(), want.size()) << what;
-  for (size_t o = 0; o < want.size(); ++o) {
-    const Tensor& f = fast[o].tensor;
-    const Tensor& r = want[o].tensor;
-    ASSERT_EQ(f.dtype(), r.dtype()) << what;
-    ASSERT_EQ(f.dims(), r.dims()) << what;
-    for (uint64_t i = 0; i < r.element_count(); ++i) {
-      const float a = f.data<float>()[i], b = r.data<float>()[i];
-      if (std::isnan(b) || std::isinf(b)) {
-        ASSERT_TRUE(std::isnan(b) ? std::isnan(a) : a == b) << what << " element " << i << ": " << a << " vs " << b;
-        continue;
-      }
-      ASSERT_LE(std::fabs(a - b), rel * std::max<double>(std::fabs(b), floor))
-          << what << " element " << i << ": " << a << " vs " << b;
-    }
-  }
-}
-
 struct ReduceOpCase {
   const char* op;
   std::vector<int> versions;
@@ -381,7 +354,7 @@ TEST(ReduceOps, MatchReference) {
         } else if (!axes.empty()) {
           n.attr_ints("axes", axes);
         }
-        compare(n, what, c.rel, c.floor);
+        compare_with_reference(n, what, c.rel, c.floor);
       }
     }
   }
@@ -406,7 +379,7 @@ TEST(ReduceOps, PathsMatchReferenceOnEveryBuild) {
         if (name == "ReduceMax" || name == "ReduceMin") sprinkle(rng, x, kNaN, 50);
         n.input("X", x).input("axes", testing::make_tensor<int64_t>(DataType::Int64, {static_cast<int64_t>(s.axes.size())}, s.axes));
         const double floor = name == "ReduceLogSum" || name == "ReduceLogSumExp" ? 1.0 : 1e-30;
-        compare(n, name + " " + dims_str(s.dims) + " axes " + dims_str(s.axes), name == "ReduceMax" || name == "ReduceMin" ? 0 : 5e-6, floor);
+        compare_with_reference(n, name + " " + dims_str(s.dims) + " axes " + dims_str(s.axes), name == "ReduceMax" || name == "ReduceMin" ? 0 : 5e-6, floor);
       }
     }
   });
@@ -443,7 +416,7 @@ TEST(NormalizationOps, GroupAndInstanceNormMatchReference) {
           OneNode n("GroupNormalization", v);
           n.input("X", x).input("scale", random_tensor(rng, {np}, -2, 2)).input("bias", random_tensor(rng, {np}, -2, 2));
           n.attr_int("num_groups", c.groups).attr_float("epsilon", 1e-4f);
-          compare(n, "GroupNormalization-" + std::to_string(v) + " " + dims_str(c.dims) + " groups " + std::to_string(c.groups) +
+          compare_with_reference(n, "GroupNormalization-" + std::to_string(v) + " " + dims_str(c.dims) + " groups " + std::to_string(c.groups) +
                          (per_group ? " per group" : " per channel"), 2e-5, 1.0);
         }
       }
@@ -451,7 +424,7 @@ TEST(NormalizationOps, GroupAndInstanceNormMatchReference) {
         for (int v : {1, 6, 22}) {
           OneNode n("InstanceNormalization", v);
           n.input("input", x).input("scale", random_tensor(rng, {C}, -2, 2)).input("B", random_tensor(rng, {C}, -2, 2));
-          compare(n, "InstanceNormalization-" + std::to_string(v) + " " + dims_str(c.dims), 2e-5, 1.0);
+          compare_with_reference(n, "InstanceNormalization-" + std::to_string(v) + " " + dims_str(c.dims), 2e-5, 1.0);
         }
       }
     }

@@ -145,30 +145,23 @@ class NhwcConvKernel : public Kernel {
     fast_ = true;
     // Static input shapes get their primitive now, not on the first run.
     const Type* x = init.input_types.empty() ? nullptr : init.input_types[0];
-    if (x && x->elem == DataType::Float && x->shape.rank_known && x->shape.dims.size() == 4) {
-      Dims d;
-      for (const Dim& dim : x->shape.dims)
-        if (dim.value) d.push_back(*dim.value);
-      if (d.size() == 4 && d[3] == group_ * w->dims()[1] && d[0] > 0) {
-        try {
-          packed({d[1], d[2]}).prepare(d[0], d[1], d[2]);
-          prepared_ = epilogue_.sum ? static_z(init, d) : true;
-        } catch (const Error&) {
-          // An unusable window is reported by the run, with the input it gets.
-        }
-      }
+    std::optional<Dims> xd = x && x->elem == DataType::Float ? static_dims(*x) : std::nullopt;
+    if (!xd || xd->size() != 4 || (*xd)[3] != group_ * w->dims()[1] || (*xd)[0] <= 0) return;
+    const Dims& d = *xd;
+    try {
+      packed({d[1], d[2]}).prepare(d[0], d[1], d[2]);
+      prepared_ = epilogue_.sum ? static_z(init, d) : true;
+    } catch (const Error&) {
+      // An unusable window is reported by the run, with the input it gets.
     }
   }
 
   // Whether Z's inferred type is the float32 output shape the fast path takes for input dims `d`.
   bool static_z(const KernelInit& init, const Dims& d) const {
     const Type* z = init.input_types.size() > 3 ? init.input_types[3] : nullptr;
-    if (!z || z->elem != DataType::Float || !z->shape.rank_known || z->shape.dims.size() != 4) return false;
+    if (!z || z->elem != DataType::Float) return false;
     nn::Window g = nn::make_window(attrs_, {d[1], d[2]});
-    const Dims out{d[0], g.out[0], g.out[1], w_->dims()[0]};
-    for (size_t i = 0; i < 4; ++i)
-      if (z->shape.dims[i].value != out[i]) return false;
-    return true;
+    return static_dims(*z) == Dims{d[0], g.out[0], g.out[1], w_->dims()[0]};
   }
 
   const kernels::PackedConv& packed(const Dims& hw) {

@@ -423,11 +423,9 @@ class FastConv : public Kernel {
   // Static float32 input shapes get their primitive (and packed W) now, not on the first run.
   void prepare(const KernelInit& init) {
     const Type* x = init.input_types.empty() ? nullptr : init.input_types[0];
-    if (!x || x->elem != DataType::Float || !x->shape.rank_known || x->shape.dims.size() != 4) return;
-    Dims d;
-    for (const Dim& dim : x->shape.dims)
-      if (dim.value) d.push_back(*dim.value);
-    if (d.size() != 4 || d[0] <= 0 || d[1] != a_.group * w_.dims()[1]) return;
+    std::optional<Dims> xd = x && x->elem == DataType::Float ? static_dims(*x) : std::nullopt;
+    if (!xd || xd->size() != 4 || (*xd)[0] <= 0 || (*xd)[1] != a_.group * w_.dims()[1]) return;
+    const Dims& d = *xd;
     try {
       auto g = window({d[2], d[3]});
       if (!g) return;
