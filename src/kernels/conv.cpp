@@ -40,7 +40,7 @@ bool winograd_pays(const ConvShape& s, int64_t pixels) {
 
 }  // namespace
 
-PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, ConvEpilogue epilogue)
+PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, Epilogue epilogue)
     : shape_(shape), bias_(std::move(bias)), epilogue_(std::move(epilogue)),
       packs_(w, memory::desc(weight_dims(shape), f32, shape.group > 1 ? tag::goihw : tag::oihw)) {}
 
@@ -73,11 +73,7 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const 
       const int64_t in = i == 0 ? H : W, span = (s.kernel[i] - 1) * s.dilations[i] + 1;
       pad_r[i] = (o[i] - 1) * s.strides[i] + span - in - pad_l[i];
     }
-    dnnl::post_ops ops;
-    if (epilogue_.sum) ops.append_sum(1.0f);
-    for (const Eltwise& e : epilogue_.eltwise) ops.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
-    dnnl::primitive_attr attr = own_scratchpad();
-    attr.set_post_ops(ops);
+    dnnl::primitive_attr attr = own_scratchpad(epilogue_.attr());
     auto make = [&](dnnl::algorithm alg, const memory::desc& src, const memory::desc& dst) {
       auto d = bias_.empty()
                    ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src, w_any, dst, strides,

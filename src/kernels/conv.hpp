@@ -19,22 +19,10 @@ struct ConvShape {
   std::array<int64_t, 4> pads{};  // top, left, bottom, right
 };
 
-// One elementwise step of oneDNN's eltwise family (alpha/beta as oneDNN defines them for `alg`).
-struct Eltwise {
-  dnnl::algorithm alg;
-  float alpha = 0, beta = 0;
-};
-
-// What follows the convolution and bias, in order: y += (what y held), then each eltwise step.
-struct ConvEpilogue {
-  bool sum = false;
-  std::vector<Eltwise> eltwise;
-};
-
 class PackedConv {
  public:
   // w: (M, C/group, kh, kw) row-major; must outlive the object. bias: empty or M values.
-  PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, ConvEpilogue epilogue = {});
+  PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, Epilogue epilogue = {});
   const ConvShape& shape() const { return shape_; }
   std::array<int64_t, 2> out_hw(int64_t H, int64_t W) const;
   // Creates the primitive for this input size now (sessions call it at creation for static shapes).
@@ -58,7 +46,7 @@ class PackedConv {
   void run(const float* x, int64_t N, int64_t H, int64_t W, float* y, int layout) const;
   ConvShape shape_;
   std::vector<float> bias_;
-  ConvEpilogue epilogue_;
+  Epilogue epilogue_;
   WeightPacks packs_;
   PrimitiveCache<std::array<int64_t, 3>, Plan> plans_;
 };

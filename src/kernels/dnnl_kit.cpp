@@ -47,6 +47,15 @@ void add_scratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::mem
 
 }  // namespace
 
+dnnl::primitive_attr Epilogue::attr() const {
+  dnnl::post_ops ops;
+  if (sum) ops.append_sum(1.0f);
+  for (const Eltwise& e : eltwise) ops.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
+  dnnl::primitive_attr a;
+  a.set_post_ops(ops);
+  return a;
+}
+
 dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;

@@ -12,6 +12,21 @@
 
 namespace onyx::kernels {
 
+// One elementwise step of oneDNN's eltwise family (alpha/beta as oneDNN defines them for `alg`).
+struct Eltwise {
+  dnnl::algorithm alg;
+  float alpha = 0, beta = 0;
+};
+
+// What follows a convolution's or matrix product's bias, in order: y += (what y held), then each eltwise step.
+struct Epilogue {
+  bool sum = false;
+  std::vector<Eltwise> eltwise;
+  bool empty() const { return !sum && eltwise.empty(); }
+  // The primitive attributes that apply it (as post-ops).
+  dnnl::primitive_attr attr() const;
+};
+
 dnnl::engine& cpu_engine();
 dnnl::stream& thread_stream();
 

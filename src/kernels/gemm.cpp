@@ -9,8 +9,9 @@ using dnnl::memory;
 using tag = memory::format_tag;
 
 PackedGemm::PackedGemm(const float* b, int64_t K, int64_t N, bool b_transposed, std::vector<float> bias,
-                       std::shared_ptr<const void> keep)
-    : K_(K), N_(N), b_(b), b_transposed_(b_transposed), bias_(std::move(bias)), keep_(std::move(keep)),
+                       Epilogue epilogue, std::shared_ptr<const void> keep)
+    : K_(K), N_(N), b_(b), b_transposed_(b_transposed), bias_(std::move(bias)), epilogue_(std::move(epilogue)),
+      keep_(std::move(keep)),
       packs_(b, memory::desc({K, N}, memory::data_type::f32, b_transposed ? tag::ba : tag::ab)) {}
 
 const PackedGemm::Plan& PackedGemm::plan(int64_t M) const {
@@ -26,14 +27,15 @@ const PackedGemm::Plan& PackedGemm::plan(int64_t M) const {
       memory::desc bias_md({1, N_}, memory::data_type::f32, tag::ab);
       d = std::make_unique<dnnl::matmul::desc>(a_md, w_md, bias_md, y_md);
     }
-    dnnl::matmul::primitive_desc pd(*d, own_scratchpad(), eng);
+    dnnl::matmul::primitive_desc pd(*d, own_scratchpad(epilogue_.attr()), eng);
     return Plan{dnnl::matmul(pd), packs_.get(pd.weights_desc()), pd.scratchpad_desc()};
   });
 }
 
 void PackedGemm::run(const float* a, int64_t M, float* y) const {
   if (M == 0) return;
-  if (M == 1) return gemv(a, b_, K_, N_, b_transposed_, bias_.empty() ? nullptr : bias_.data(), y);
+  // One row without an epilogue: the hand-written matrix x vector product, faster than the library's there.
+  if (M == 1 && epilogue_.empty()) return gemv(a, b_, K_, N_, b_transposed_, bias_.empty() ? nullptr : bias_.data(), y);
   const Plan& p = plan(M);
   auto& eng = cpu_engine();
   memory a_m({{M, K_}, memory::data_type::f32, tag::ab}, eng, const_cast<float*>(a));

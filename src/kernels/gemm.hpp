@@ -15,17 +15,17 @@ namespace onyx::kernels {
 
 class PackedGemm {
  public:
-  // b: K×N row-major, or N×K when b_transposed. bias: empty or N values. b must outlive the object, or `keep`
-  // must own it.
-  PackedGemm(const float* b, int64_t K, int64_t N, bool b_transposed, std::vector<float> bias,
+  // b: K×N row-major, or N×K when b_transposed. bias: empty or N values; the epilogue follows it. b must
+  // outlive the object, or `keep` must own it.
+  PackedGemm(const float* b, int64_t K, int64_t N, bool b_transposed, std::vector<float> bias, Epilogue epilogue = {},
              std::shared_ptr<const void> keep = nullptr);
   int64_t K() const { return K_; }
   // Creates the primitive (and packs B) for M rows now: sessions call it at creation when M is static.
   void prepare(int64_t M) const {
-    if (M > 1) plan(M);
+    if (M > 1 || !epilogue_.empty()) plan(M);
   }
   int64_t N() const { return N_; }
-  // a: M×K row-major; y: M×N row-major (written whole).
+  // a: M×K row-major; y: M×N row-major (written whole). With a sum epilogue y holds the addend on entry.
   void run(const float* a, int64_t M, float* y) const;
 
  private:
@@ -39,6 +39,7 @@ class PackedGemm {
   const float* b_;
   bool b_transposed_;
   std::vector<float> bias_;
+  Epilogue epilogue_;
   std::shared_ptr<const void> keep_;
   WeightPacks packs_;
   PrimitiveCache<int64_t, Plan> plans_;

@@ -10,6 +10,12 @@ namespace onyx::opt {
 // The activation's parameters in FusedConv's order, or nullopt when they are not all known.
 std::optional<std::vector<float>> fused_activation_params(const Analysis& a, const Node& act, const ops::FusedActivation& f) {
   std::vector<float> params;
+  // Gelu's tanh approximation is another function: only the erf form (the default) is fused.
+  if (act.op_type == "Gelu") {
+    const Attribute* approx = act.attribute("approximate");
+    if (approx && (approx->type != AttributeType::String || approx->s != "none")) return std::nullopt;
+    return params;
+  }
   if (act.op_type == "Clip" && a.opset(&act) >= 11) {
     for (size_t i = 1; i <= 2; ++i) {
       if (i >= act.inputs.size() || !act.inputs[i]) {
@@ -30,6 +36,19 @@ std::optional<std::vector<float>> fused_activation_params(const Analysis& a, con
   return params;
 }
 
+std::optional<std::vector<Attribute>> fused_activation_attrs(const Analysis& a, const Node& act) {
+  // Standard activations, and the ai.onyx Gelu that gelu-fusion makes below opset 20.
+  const bool domain_ok = act.domain.empty() || (act.domain == kOnyxDomain && act.op_type == "Gelu");
+  const ops::FusedActivation* f = ops::find_fused_activation(act.op_type);
+  if (!f || !domain_ok || !a.def(&act) || act.outputs.size() != 1 || !act.outputs[0]) return std::nullopt;
+  auto params = fused_activation_params(a, act, *f);
+  if (!params) return std::nullopt;
+  std::vector<Attribute> attrs;
+  attrs.push_back(make_attr_string("activation", f->op_type));
+  if (!params->empty()) attrs.push_back(make_attr_floats("activation_params", *params));
+  return attrs;
+}
+
 namespace {
 
 bool fuse_one(PassContext& ctx, Node& act) {
@@ -44,8 +63,8 @@ bool fuse_one(PassContext& ctx, Node& act) {
   const ops::OpDef* act_def = ops::builtin_registry().find("", f->op_type, f->since_version);
   const ops::OpDef* conv_def = ops::builtin_registry().find("", "Conv", 22);
   if (!act_def || !conv_def || !allows_type(*act_def, dt) || !allows_type(*conv_def, dt)) return false;
-  auto params = fused_activation_params(a, act, *f);
-  if (!params) return false;
+  auto act_attrs = fused_activation_attrs(a, act);
+  if (!act_attrs) return false;
   for (const Attribute& at : conv->attributes)
     if (at.name == "activation" || at.name == "activation_params") return false;
 
@@ -53,8 +72,7 @@ bool fuse_one(PassContext& ctx, Node& act) {
   std::vector<Value*> inputs = conv->inputs;
   std::vector<Attribute> attrs;
   for (const Attribute& at : conv->attributes) attrs.push_back(copy_attribute(at));
-  attrs.push_back(make_attr_string("activation", f->op_type));
-  if (!params->empty()) attrs.push_back(make_attr_floats("activation_params", *params));
+  for (Attribute& at : *act_attrs) attrs.push_back(std::move(at));
   std::string name = conv->name.empty() ? act.name : conv->name;
   ctx.remove_node(act);
   Node& fused = ctx.insert_node(*conv, "FusedConv", kOnyxDomain, inputs, {y}, name);

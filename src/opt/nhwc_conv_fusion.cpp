@@ -14,18 +14,6 @@ bool plain_conv(const Node* n) {
   return true;
 }
 
-// The activation `act` as NhwcConv's attributes, or nullopt when its parameters are not all known.
-std::optional<std::vector<Attribute>> activation_attrs(const Analysis& a, const Node& act) {
-  const ops::FusedActivation* f = ops::find_fused_activation(act.op_type);
-  if (!f || !act.domain.empty() || !a.def(&act) || act.outputs.size() != 1 || !act.outputs[0]) return std::nullopt;
-  auto params = fused_activation_params(a, act, *f);
-  if (!params) return std::nullopt;
-  std::vector<Attribute> attrs;
-  attrs.push_back(make_attr_string("activation", f->op_type));
-  if (!params->empty()) attrs.push_back(make_attr_floats("activation_params", *params));
-  return attrs;
-}
-
 bool fuse_at(PassContext& ctx, Node& conv) {
   const Analysis& a = ctx.analysis();
   if (!plain_conv(&conv) || !a.def(&conv)) return false;
@@ -43,8 +31,8 @@ bool fuse_at(PassContext& ctx, Node& conv) {
     next = sole_reader(next->outputs[0]);
   }
   std::optional<std::vector<Attribute>> act;
-  if (next && ops::find_fused_activation(next->op_type) && next->inputs[0] == last->outputs[0]) {
-    act = activation_attrs(a, *next);
+  if (next && next->inputs[0] == last->outputs[0]) {
+    act = fused_activation_attrs(a, *next);
     if (act) last = next;
   }
   if (last == &conv) return false;

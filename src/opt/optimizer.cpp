@@ -22,6 +22,7 @@ const std::vector<PassInfo>& passes() {
       {"batch-norm-folding", 2, fold_batch_norm},
       {"conv-mul-add-folding", 2, fold_conv_mul_add},
       {"matmul-add-fusion", 2, fuse_matmul_add},
+      {"matmul-epilogue-fusion", 2, fuse_matmul_epilogue},
       {"conv-activation-fusion", 2, fuse_conv_activation},
       {"channels-last", 3, to_channels_last},
       {"nhwc-conv-fusion", 3, fuse_nhwc_conv_epilogue},

@@ -22,11 +22,16 @@ bool fuse_matmul_add(PassContext& ctx);         // matmul_add_fusion.cpp
 bool fuse_conv_activation(PassContext& ctx);    // conv_activation_fusion.cpp
 bool to_channels_last(PassContext& ctx);        // channels_last.cpp
 bool fuse_nhwc_conv_epilogue(PassContext& ctx);  // nhwc_conv_fusion.cpp
+bool fuse_matmul_epilogue(PassContext& ctx);     // matmul_epilogue_fusion.cpp
 
 // The parameters of activation node `act` in the order fused ops list them (activation_params), defaults filled
 // in; nullopt when one is not a known constant. In conv_activation_fusion.cpp.
 std::optional<std::vector<float>> fused_activation_params(const Analysis& a, const Node& act,
                                                           const ops::FusedActivation& f);
+
+// Activation node `act` as a fused op's attributes `activation` and `activation_params`, or nullopt when it is
+// not one the fused ops apply or a parameter is not a known constant. In conv_activation_fusion.cpp.
+std::optional<std::vector<Attribute>> fused_activation_attrs(const Analysis& a, const Node& act);
 
 // The internal domain of onyx's fused ops that ONNX lacks at the model's opset.
 inline constexpr const char* kOnyxDomain = ops::kFusedDomain;

@@ -327,6 +327,52 @@ TEST(FastKernels, NhwcConvFallsBackForWhatItDidNotPack) {
   compare_without_onednn(n, "NhwcConv with a fed W");
 }
 
+// ai.onyx FusedMatMul (MatMul + bias + residual Z + activation) on oneDNN with the epilogue as post-ops, against
+// its reference (the standard MatMul, Add and activation kernels); one-row products included, which take the
+// primitive (not the plain matrix x vector kernel) when there is an epilogue.
+TEST(FastKernels, FusedMatMulMatchesReference) {
+  std::mt19937 rng(24);
+  std::uniform_int_distribution<int64_t> dim(2, 40);
+  struct Act {
+    const char* name;
+    std::vector<float> params;
+  };
+  const Act acts[] = {{"", {}}, {"Gelu", {}}, {"Relu", {}}, {"Clip", {-0.5f, 0.25f}}, {"Tanh", {}}, {"LeakyRelu", {0.1f}}};
+  for (int trial = 0; trial < 18; ++trial) {
+    const int64_t M = trial % 6 == 1 || trial % 6 == 5 ? 1 : dim(rng), K = dim(rng), N = dim(rng);
+    const bool bias = trial % 3 != 1, residual = trial % 3 != 0;
+    const Act& act = acts[trial % std::size(acts)];
+    const std::vector<int64_t> a_dims = trial % 2 ? std::vector<int64_t>{2, M, K} : std::vector<int64_t>{M, K};
+    std::vector<int64_t> y_dims = a_dims;
+    y_dims.back() = N;
+    OneNode n("FusedMatMul", 1, "ai.onyx");
+    n.input("A", random_floats(rng, a_dims)).constant_input("B", random_floats(rng, {K, N}));
+    if (bias) n.constant_input("Bias", random_floats(rng, {N}));
+    else if (residual) n.omitted_input();
+    if (residual) n.input("Z", random_floats(rng, y_dims));
+    if (*act.name) {
+      n.attr_string("activation", act.name);
+      if (!act.params.empty()) n.attr_floats("activation_params", act.params);
+    }
+    const std::string what = "FusedMatMul M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) +
+                             (bias ? " +B" : "") + (residual ? " +Z" : "") + " " + act.name;
+    compare(n, what, "matmul");
+  }
+}
+
+TEST(FastKernels, FusedMatMulFallsBackForWhatItDidNotPack) {
+  std::mt19937 rng(25);
+  // B fed at run time, and a bias that is not [N]: the reference path computes.
+  OneNode fed("FusedMatMul", 1, "ai.onyx");
+  fed.input("A", random_floats(rng, {3, 5})).input("B", random_floats(rng, {5, 4})).constant_input("Bias", random_floats(rng, {4}));
+  fed.attr_string("activation", "Relu");
+  compare_without_onednn(fed, "FusedMatMul with a fed B");
+  OneNode wide("FusedMatMul", 1, "ai.onyx");
+  wide.input("A", random_floats(rng, {3, 5})).constant_input("B", random_floats(rng, {5, 4}));
+  wide.constant_input("Bias", random_floats(rng, {3, 4}));
+  compare_without_onednn(wide, "FusedMatMul with a [M, N] bias");
+}
+
 TEST(FastKernels, NhwcPoolsMatchReference) {
   std::mt19937 rng(23);
   struct Case {

@@ -64,7 +64,7 @@ TEST(Optimizer, EveryPassHasANameAndLevel) {
     EXPECT_TRUE(p.level >= 1 && p.level <= 3) << p.name;
     EXPECT_NE(p.run, nullptr);
   }
-  EXPECT_EQ(opt::passes().size(), 14u);
+  EXPECT_EQ(opt::passes().size(), 15u);
 }
 
 TEST(Optimizer, ParsesLevels) {

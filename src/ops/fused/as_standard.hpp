@@ -43,4 +43,28 @@ inline std::unique_ptr<Kernel> kernel_as(const KernelInit& init, const OpDef& de
   return def.kernel(inner);
 }
 
+// Add-14 run on a fused node's behalf (the residual and bias sums of its reference path); errors name the node.
+class AddStep {
+ public:
+  explicit AddStep(const Node& fused) {
+    node_.op_type = "Add";
+    node_.name = fused.name;
+    node_.graph = fused.graph;
+    node_.inputs = {nullptr, nullptr};
+    node_.outputs = {nullptr};
+    kernel_ = standard("Add", kVersion).kernel(KernelInit{node_, kVersion, AttributeView(node_), {}, {}});
+  }
+  Datum run(const Datum& a, const Datum& b) const {
+    check_input_types(standard("Add", kVersion), node_, {a.tensor.dtype(), b.tensor.dtype()});
+    std::vector<Datum> y = run_on(*kernel_, node_, kVersion, {&a, &b}, 1);
+    if (y.empty() || !y[0].is_tensor()) fail("node '", node_.name, "': the sum gave no tensor");
+    return std::move(y[0]);
+  }
+
+ private:
+  static constexpr int kVersion = 14;
+  Node node_;
+  std::unique_ptr<Kernel> kernel_;
+};
+
 }  // namespace onyx::ops

@@ -76,37 +76,15 @@ void infer_channels_last(InferContext& ctx, const OpDef& def, size_t standard_in
   for (Type& t : ctx.output_types) t = permuted(t, kToNhwc);
 }
 
-std::optional<std::vector<kernels::Eltwise>> eltwise_of(const ActivationStep& act) {
-  using A = dnnl::algorithm;
-  const std::string_view name = act.activation().op_type;
-  const std::vector<float>& p = act.params();
-  if (name == "Relu") return std::vector<kernels::Eltwise>{{A::eltwise_relu, 0, 0}};
-  if (name == "LeakyRelu") return std::vector<kernels::Eltwise>{{A::eltwise_relu, p[0], 0}};
-  if (name == "Sigmoid") return std::vector<kernels::Eltwise>{{A::eltwise_logistic, 0, 0}};
-  if (name == "Tanh") return std::vector<kernels::Eltwise>{{A::eltwise_tanh, 0, 0}};
-  if (name == "Elu") return std::vector<kernels::Eltwise>{{A::eltwise_elu, p[0], 0}};
-  if (name == "HardSwish") return std::vector<kernels::Eltwise>{{A::eltwise_hardswish, 0, 0}};
-  if (name == "Clip" && p[0] <= p[1]) return std::vector<kernels::Eltwise>{{A::eltwise_clip, p[0], p[1]}};
-  if (name == "HardSigmoid")
-    return std::vector<kernels::Eltwise>{{A::eltwise_linear, p[0], p[1]}, {A::eltwise_clip, 0.0f, 1.0f}};
-  return std::nullopt;
-}
-
 class NhwcConvKernel : public Kernel {
  public:
-  explicit NhwcConvKernel(const KernelInit& init) : node_(init.node) {
+  explicit NhwcConvKernel(const KernelInit& init) : node_(init.node), add_(init.node) {
     KernelInit conv_init = init;
     conv_init.input_types.resize(std::min<size_t>(3, init.input_types.size()));
     conv_init.input_values.resize(std::min<size_t>(3, init.input_values.size()));
     conv_init.reference_only = true;
     conv_ = kernel_as(conv_init, standard("Conv", kConvVersion));
     if (init.attrs.has("activation")) act_ = std::make_unique<ActivationStep>(init);
-    add_node_.op_type = "Add";
-    add_node_.name = init.node.name;
-    add_node_.graph = init.node.graph;
-    add_node_.inputs = {nullptr, nullptr};
-    add_node_.outputs = {nullptr};
-    add_ = standard("Add", 14).kernel(KernelInit{add_node_, 14, AttributeView(add_node_), {}, {}});
     prepare_fast(init);
   }
 
@@ -126,7 +104,7 @@ class NhwcConvKernel : public Kernel {
     const bool has_b = init.node.inputs.size() > 2 && init.node.inputs[2];
     const Tensor* b = has_b ? init.input_value(2) : nullptr;
     if (has_b && (!b || b->dtype() != DataType::Float || b->dims() != Dims{w->dims()[0]})) return;
-    kernels::ConvEpilogue epilogue;
+    kernels::Epilogue epilogue;
     epilogue.sum = init.node.inputs.size() > 3 && init.node.inputs[3];
     if (act_) {
       auto e = eltwise_of(*act_);
@@ -223,20 +201,19 @@ class NhwcConvKernel : public Kernel {
     if (y.empty() || !y[0].is_tensor()) ctx.error("the convolution gave no tensor");
     if (ctx.has_input(3)) {
       const Datum z = Datum::of(permute4(ctx.input(3), kToNchw));
-      check_input_types(standard("Add", 14), add_node_, {y[0].tensor.dtype(), z.tensor.dtype()});
       if (z.tensor.dims() != y[0].tensor.dims())
         ctx.error(cat("Z has shape ", shape_of(ctx.input(3).dims()).to_string(), "; the convolution gives ",
                       permuted(Type::tensor(y[0].tensor.dtype(), shape_of(y[0].tensor.dims())), kToNhwc).shape.to_string()));
-      y = run_on(*add_, add_node_, 14, {&y[0], &z}, 1);
+      y[0] = add_.run(y[0], z);
     }
     Datum r = act_ ? act_->run(y[0]) : std::move(y[0]);
     ctx.set_output(0, permute4(r.tensor, kToNhwc));
   }
 
   const Node& node_;
-  std::unique_ptr<Kernel> conv_, add_;
+  std::unique_ptr<Kernel> conv_;
   std::unique_ptr<ActivationStep> act_;
-  Node add_node_;
+  AddStep add_;
   // The fast path: oneDNN on NHWC with W packed once per padding (auto_pad SAME pads depend on the input size).
   bool fast_ = false;
   bool prepared_ = false;  // packed at creation for a static input shape
@@ -245,7 +222,7 @@ class NhwcConvKernel : public Kernel {
   const Tensor* w_ = nullptr;
   const Tensor* b_ = nullptr;
   std::vector<float> bias_;
-  kernels::ConvEpilogue epilogue_;
+  kernels::Epilogue epilogue_;
   std::mutex mutex_;
   std::map<std::array<int64_t, 4>, std::unique_ptr<kernels::PackedConv>> convs_;
 };

@@ -1,14 +1,17 @@
 // ai.onyx (version 1) fused ops, made by the optimizer (src/opt/). Each runs the reference kernels of the
 // standard ops it stands for, so its results are theirs:
 //   FusedConv(X, W, B?) — Conv (attributes as Conv's) followed by an activation: attribute `activation` names
-//     Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, Elu, HardSwish or Clip, and `activation_params` lists its
-//     float attributes (LeakyRelu/Elu: alpha; HardSigmoid: alpha, beta; Clip: min, max).
+//     Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, Elu, HardSwish, Gelu (erf form) or Clip, and
+//     `activation_params` lists its float attributes (LeakyRelu/Elu: alpha; HardSigmoid: alpha, beta; Clip: min,
+//     max).
+//   FusedMatMul(A, B, Bias?, Z?) — MatMul, then + Bias, + Z, then an activation as FusedConv's (ops/nn/matmul.cpp).
 //   Gelu(X) — Gelu-20 (attribute approximate = "none" | "tanh"), for models below opset 20.
 //   LayerNormalization(X, Scale, B?) — LayerNormalization-17, for models below opset 17.
 //   Attention(Q, K, V, attn_mask?) — Attention-23 on 4-D inputs [batch, heads, seq, head_size] (attribute
 //     scale), for models below opset 23.
 #include <limits>
 
+#include "kernels/dnnl_kit.hpp"
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
 #include "ops/op_kit.hpp"
@@ -25,6 +28,8 @@ const FusedActivation* find_fused_activation(std::string_view op_type) {
       {"Elu", 22, {{"alpha", 1.0f}}},
       {"HardSwish", 22, {}},
       {"Clip", 6, {{"min", std::numeric_limits<float>::lowest()}, {"max", std::numeric_limits<float>::max()}}},
+      // The erf form only (approximate = "none", Gelu's default): the fusions leave the tanh form alone.
+      {"Gelu", 20, {}},
   };
   for (const auto& a : list)
     if (op_type == a.op_type) return &a;
@@ -57,6 +62,23 @@ ActivationStep::ActivationStep(const KernelInit& init) {
   ai.input_types = {init.output_types.empty() ? nullptr : init.output_types[0]};
   ai.output_types = {ai.input_types[0]};
   kernel_ = def_->kernel(ai);
+}
+
+std::optional<std::vector<kernels::Eltwise>> eltwise_of(const ActivationStep& act) {
+  using A = dnnl::algorithm;
+  using Steps = std::vector<kernels::Eltwise>;
+  const std::string_view name = act.activation().op_type;
+  const std::vector<float>& p = act.params();
+  if (name == "Relu") return Steps{{A::eltwise_relu, 0, 0}};
+  if (name == "LeakyRelu") return Steps{{A::eltwise_relu, p[0], 0}};
+  if (name == "Sigmoid") return Steps{{A::eltwise_logistic, 0, 0}};
+  if (name == "Tanh") return Steps{{A::eltwise_tanh, 0, 0}};
+  if (name == "Elu") return Steps{{A::eltwise_elu, p[0], 0}};
+  if (name == "HardSwish") return Steps{{A::eltwise_hardswish, 0, 0}};
+  if (name == "Gelu") return Steps{{A::eltwise_gelu_erf, 0, 0}};
+  if (name == "Clip" && p[0] <= p[1]) return Steps{{A::eltwise_clip, p[0], p[1]}};
+  if (name == "HardSigmoid") return Steps{{A::eltwise_linear, p[0], p[1]}, {A::eltwise_clip, 0.0f, 1.0f}};
+  return std::nullopt;
 }
 
 Datum ActivationStep::run(const Datum& x) const {

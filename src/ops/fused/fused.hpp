@@ -3,11 +3,16 @@
 #pragma once
 #include <array>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "ops/registry.hpp"
+
+namespace onyx::kernels {
+struct Eltwise;
+}
 
 namespace onyx::ops {
 
@@ -44,5 +49,8 @@ class ActivationStep {
   const OpDef* def_ = nullptr;
   std::unique_ptr<Kernel> kernel_;
 };
+
+// The activation as oneDNN eltwise post-ops (kernels/dnnl_kit.hpp), or nullopt when oneDNN has none for it.
+std::optional<std::vector<kernels::Eltwise>> eltwise_of(const ActivationStep& act);
 
 }  // namespace onyx::ops

@@ -7,7 +7,16 @@
 // Float types compute in float (double for double) with a blocked kernel; integers wrap like the hardware.
 // Fast kernels (float32, oneDNN): a constant 2-D B (MatMul's B, Gemm's B without transA) is packed once at session
 // creation; other float32 MatMuls of rank 2..6 go to oneDNN's batched matmul. Anything else runs the reference.
+// ai.onyx FusedMatMul(A, B, Bias?, Z?) (version 1), made by the optimizer (src/opt/matmul_epilogue_fusion.cpp):
+//   Y = activation(MatMul(A, B) + Bias + Z), the sums as Add-14's (Bias is usually [N], Z Y's shape), the
+//   activation named by `activation` / `activation_params` as FusedConv's. The reference runs MatMul-13, Add-14
+//   and the activation's kernels; the fast kernel (float32, constant 2-D B and Bias) applies all of it inside
+//   oneDNN's product, Z as a sum post-op.
+#include <cstring>
+
 #include "kernels/gemm.hpp"
+#include "ops/fused/as_standard.hpp"
+#include "ops/fused/fused.hpp"
 #include "ops/nn/nn_kit.hpp"
 #include "ir/tensor_alloc.hpp"
 
@@ -231,18 +240,21 @@ struct PackedB {
   bool matches(const Tensor& b) const { return gemm && b.bytes().data() == source; }
 };
 
-PackedB pack_b(const Tensor* b, bool transposed, std::vector<float> bias, float alpha) {
+PackedB pack_b(const Tensor* b, bool transposed, std::vector<float> bias, float alpha,
+               kernels::Epilogue epilogue = {}) {
   PackedB p;
   if (!b || b->dtype() != DataType::Float || b->dims().size() != 2) return p;
   const int64_t K = b->dims()[transposed ? 1 : 0], N = b->dims()[transposed ? 0 : 1];
   if (K == 0 || N == 0) return p;
   if (alpha == 1.0f) {
-    p.gemm = std::make_unique<kernels::PackedGemm>(b->data<float>(), K, N, transposed, std::move(bias));
+    p.gemm = std::make_unique<kernels::PackedGemm>(b->data<float>(), K, N, transposed, std::move(bias),
+                                                  std::move(epilogue));
   } else {
     // alpha * (A B) as A (alpha B): the same up to rounding, and free at run time.
     auto scaled = std::make_shared<std::vector<float>>(b->data<float>(), b->data<float>() + K * N);
     for (float& v : *scaled) v *= alpha;
-    p.gemm = std::make_unique<kernels::PackedGemm>(scaled->data(), K, N, transposed, std::move(bias), scaled);
+    p.gemm = std::make_unique<kernels::PackedGemm>(scaled->data(), K, N, transposed, std::move(bias),
+                                                  std::move(epilogue), scaled);
   }
   p.source = b->bytes().data();
   return p;
@@ -262,14 +274,15 @@ int64_t static_rows(const KernelInit& init) {
 }
 
 // A packed B with its primitive for A's static shape made now, so that no run pays for it.
-PackedB prepared(PackedB b, const KernelInit& init, bool a_is_2d) {
+PackedB prepared(PackedB b, const KernelInit& init, bool a_is_2d, bool epilogue = false) {
   const int64_t rows = static_rows(init);
   const Type* a = init.input_types.empty() ? nullptr : init.input_types[0];
   if (b.gemm && rows > 0 && (!a_is_2d || a->shape.dims.size() == 2)) {
     const auto& k = a->shape.dims.back().value;
     if (k && *k == b.gemm->K()) {
       b.gemm->prepare(rows);
-      b.prepared = rows > 1 && a->elem == DataType::Float;
+      // One row runs gemv on the source B, unless an epilogue makes it take the primitive.
+      b.prepared = (rows > 1 || epilogue) && a->elem == DataType::Float;
     }
   }
   return b;
@@ -331,6 +344,119 @@ class FastGemm : public Kernel {
   std::function<void(KernelContext&)> reference_;
 };
 
+class FusedMatMulKernel : public Kernel {
+ public:
+  explicit FusedMatMulKernel(const KernelInit& init) : node_(init.node), add_(init.node) {
+    KernelInit mm = init;
+    mm.input_types.resize(std::min<size_t>(2, init.input_types.size()));
+    mm.input_values.resize(std::min<size_t>(2, init.input_values.size()));
+    mm.reference_only = true;
+    mm_ = kernel_as(mm, standard("MatMul", kMatMulVersion));
+    if (init.attrs.has("activation")) act_ = std::make_unique<ActivationStep>(init);
+    if (!init.reference_only) prepare_fast(init);
+  }
+
+  bool keeps_copy_of_input(size_t i) const override { return i == 1 && b_.prepared; }
+
+  void run(KernelContext& ctx) override {
+    if (b_.gemm && fast_run(ctx)) return;
+    reference_run(ctx);
+  }
+
+ private:
+  static constexpr int kMatMulVersion = 13;
+
+  bool has(const KernelInit& init, size_t i) const { return init.node.inputs.size() > i && init.node.inputs[i]; }
+
+  void prepare_fast(const KernelInit& init) {
+    const Tensor* b = init.input_value(1);
+    if (!b || b->dtype() != DataType::Float || b->dims().size() != 2) return;
+    const int64_t N = b->dims()[1];
+    std::vector<float> bias;
+    if (has(init, 2)) {
+      bias_ = init.input_value(2);
+      if (!bias_ || bias_->dtype() != DataType::Float || bias_->dims() != Dims{N}) return;
+      bias.assign(bias_->data<float>(), bias_->data<float>() + N);
+    }
+    kernels::Epilogue epilogue;
+    epilogue.sum = sum_ = has(init, 3);
+    if (act_) {
+      auto e = eltwise_of(*act_);
+      if (!e) return;
+      epilogue.eltwise = std::move(*e);
+    }
+    const bool has_epilogue = !epilogue.empty();
+    b_ = prepared(pack_b(b, false, std::move(bias), 1.0f, std::move(epilogue)), init, false, has_epilogue);
+    // Packed at creation, a run reads only the pack, provided it takes the fast path: Z's shape must be known to
+    // be the product's too.
+    if (b_.prepared && sum_) {
+      const Type* a = init.input_types[0];
+      const Type* z = init.input_types.size() > 3 ? init.input_types[3] : nullptr;
+      std::optional<Dims> ad = static_dims(*a), zd = z && z->elem == DataType::Float ? static_dims(*z) : std::nullopt;
+      if (!ad || !zd || ad->size() < 2) {
+        b_.prepared = false;
+      } else {
+        ad->back() = N;
+        b_.prepared = *ad == *zd;
+      }
+    }
+  }
+
+  // False when this run's inputs are not the case the fast kernel was made for.
+  bool fast_run(KernelContext& ctx) {
+    const Tensor& a = ctx.input(0);
+    const kernels::PackedGemm& gemm = *b_.gemm;
+    if (a.dtype() != DataType::Float || a.dims().size() < 2 || a.dims().back() != gemm.K() ||
+        !b_.matches(ctx.input(1)) || ctx.has_input(3) != sum_)
+      return false;
+    const bool same_bias = ctx.has_input(2) ? (bias_ && ctx.input(2).bytes().data() == bias_->bytes().data()) : !bias_;
+    if (!same_bias) return false;
+    Dims out = a.dims();
+    out.back() = gemm.N();
+    if (sum_ && (ctx.input(3).dtype() != DataType::Float || ctx.input(3).dims() != out)) return false;
+    // The sum post-op adds the product to what y holds: Z. A Z that dies here is y itself; otherwise y starts as
+    // a copy of Z.
+    Tensor* y = sum_ ? ctx.reuse_input(3, 0, DataType::Float, out) : nullptr;
+    if (!y) {
+      ctx.set_output(0, allocate_for_overwrite(DataType::Float, out));
+      y = &ctx.outputs()[0].tensor;
+      if (sum_) std::memcpy(y->mutable_data<char>(), ctx.input(3).bytes().data(), y->bytes().size());
+    }
+    gemm.run(a.data<float>(), static_cast<int64_t>(a.element_count()) / gemm.K(), y->mutable_data<float>());
+    return true;
+  }
+
+  void reference_run(KernelContext& ctx) {
+    std::vector<Datum> y = run_on(*mm_, node_, kMatMulVersion, {&ctx.input_datum(0), &ctx.input_datum(1)}, 1);
+    for (size_t i = 2; i < 4; ++i) {
+      if (!ctx.has_input(i)) continue;
+      if (y.empty() || !y[0].is_tensor()) ctx.error("the matrix product gave no tensor");
+      y[0] = add_.run(y[0], ctx.input_datum(i));
+    }
+    if (y.empty() || !y[0].is_tensor()) ctx.error("the matrix product gave no tensor");
+    ctx.set_output(0, act_ ? act_->run(y[0]) : std::move(y[0]));
+  }
+
+  const Node& node_;
+  std::unique_ptr<Kernel> mm_;
+  std::unique_ptr<ActivationStep> act_;
+  AddStep add_;
+  PackedB b_;
+  const Tensor* bias_ = nullptr;
+  bool sum_ = false;
+};
+
+// FusedMatMul's inference: MatMul-13's on A and B.
+void infer_fused_matmul(InferContext& ctx) {
+  InferContext inner = ctx;
+  inner.opset = 13;
+  inner.input_types.resize(std::min<size_t>(2, inner.input_types.size()));
+  inner.input_values.resize(std::min<size_t>(2, inner.input_values.size()));
+  inner.input_dim_values.resize(std::min<size_t>(2, inner.input_dim_values.size()));
+  standard("MatMul", 13).infer(inner);
+  ctx.output_types = std::move(inner.output_types);
+}
+
 // Gemm's beta * C as a per-column bias when C is constant float32 of shape [], [1], [N] or [1, N]; nullopt otherwise.
 std::optional<std::vector<float>> gemm_bias(const Tensor* c, int64_t N, float beta) {
   if (!c) return std::vector<float>{};
@@ -381,6 +507,10 @@ void register_matmul(Registry& r) {
   add_versions(r, "", "Gemm", {1, 6, 7}, {{{0, 1, 2}, f}}, infer_gemm, gemm_kernel);
   add_versions(r, "", "Gemm", {9, 11}, {{{0, 1, 2}, fi}}, infer_gemm, gemm_kernel);
   add_versions(r, "", "Gemm", {13}, {{{0, 1, 2}, fib}}, infer_gemm, gemm_kernel);
+
+  r.add(OpDef{kFusedDomain, "FusedMatMul", 1, {{{0, 1, 2, 3}, {D::Float16, D::Float, D::Double, D::BFloat16}}},
+              infer_fused_matmul,
+              [](const KernelInit& init) -> std::unique_ptr<Kernel> { return std::make_unique<FusedMatMulKernel>(init); }});
 }
 
 }  // namespace onyx::ops
