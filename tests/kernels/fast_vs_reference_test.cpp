@@ -404,7 +404,7 @@ TEST(FastKernels, NhwcPoolsMatchReference) {
 }
 
 // Transposes that are batched 2-D transposes take a tiled path (or, for few rows of 4-byte elements, a vector
-// interleave); any permutation must give the reference's bytes.
+// interleave, or for three rows a column-by-column copy); any permutation must give the reference's bytes.
 TEST(FastKernels, TransposeMatchesReference) {
   std::mt19937 rng(24);
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
@@ -415,6 +415,8 @@ TEST(FastKernels, TransposeMatchesReference) {
       // Few rows (2, 4, 8, 16) per matrix, as NHWC channel shuffles: whole 16-column blocks and a tail.
       {{1, 7, 9, 4, 37}, {0, 1, 2, 4, 3}}, {{3, 2, 50}, {0, 2, 1}}, {{5, 8, 16}, {0, 2, 1}}, {{2, 16, 33}, {0, 2, 1}},
       {{2, 5, 6, 3, 40}, {0, 1, 2, 4, 3}},
+      // Three rows: RGB planes into pixels.
+      {{1, 3, 224, 224}, {0, 2, 3, 1}}, {{3, 3, 5, 7}, {0, 2, 3, 1}},
   };
   for (const auto& [dims, perm] : cases) {
     for (DataType dt : {DataType::Float, DataType::UInt8, DataType::Int16, DataType::Double}) {
@@ -431,6 +433,38 @@ TEST(FastKernels, TransposeMatchesReference) {
   }
 }
 
+// Concat of whole-byte elements copies one block per input and outer index (in parallel when large); any axis,
+// element size and input count must give the reference's bytes.
+TEST(FastKernels, ConcatMatchesReference) {
+  std::mt19937 rng(28);
+  struct Case {
+    std::vector<std::vector<int64_t>> dims;
+    int64_t axis;
+  };
+  const std::vector<Case> cases = {
+      {{{1, 55, 55, 64}, {1, 55, 55, 64}}, -1},           // NHWC channels, large: the parallel path
+      {{{2, 5, 7, 3}, {2, 5, 7, 1}, {2, 5, 7, 6}}, 3},     // short blocks of three sizes
+      {{{1, 32, 9, 9}, {1, 16, 9, 9}}, 1},                 // NCHW channels: one outer index
+      {{{4, 3}, {0, 3}, {2, 3}}, 0},                       // an empty input
+      {{{3, 1, 2}, {3, 4, 2}}, -2},
+  };
+  for (const Case& c : cases) {
+    for (DataType dt : {DataType::Float, DataType::UInt8, DataType::Int16, DataType::Double}) {
+      OneNode n("Concat", 13);
+      for (size_t i = 0; i < c.dims.size(); ++i) {
+        Tensor x = Tensor::allocate(dt, c.dims[i]);
+        char* p = x.mutable_data<char>();
+        for (size_t b = 0; b < x.bytes().size(); ++b) p[b] = static_cast<char>(rng());
+        n.input("X" + std::to_string(i), x);
+      }
+      n.attr_int("axis", c.axis);
+      OneNode ref = n;
+      const Datum fast = n.run()[0], slow = ref.options(reference_only()).run()[0];
+      ASSERT_EQ(fast.tensor.dims(), slow.tensor.dims());
+      EXPECT_EQ(fast.tensor.bytes(), slow.tensor.bytes()) << "axis " << c.axis << ", " << dt;
+    }
+  }
+}
 
 // NCHW MaxPool / AveragePool on oneDNN against the reference; with Indices requested, or ceil_mode padding
 // counted by count_include_pad, the reference computes.
