@@ -466,6 +466,37 @@ TEST(FastKernels, ConcatMatchesReference) {
   }
 }
 
+// Split of whole-byte elements copies one block per output and outer index, as Concat.
+TEST(FastKernels, SplitMatchesReference) {
+  std::mt19937 rng(29);
+  struct Case {
+    std::vector<int64_t> dims, sizes;
+    int64_t axis;
+  };
+  const std::vector<Case> cases = {
+      {{1, 16, 96}, {32, 32, 32}, 2},  // a fused QKV projection into Q, K and V
+      {{2, 7, 5}, {1, 0, 6}, 1},       // an empty part
+      {{5, 3}, {4, 1}, 0},
+  };
+  for (const Case& c : cases) {
+    for (DataType dt : {DataType::Float, DataType::UInt8, DataType::Int16, DataType::Double}) {
+      Tensor x = Tensor::allocate(dt, c.dims);
+      char* p = x.mutable_data<char>();
+      for (size_t b = 0; b < x.bytes().size(); ++b) p[b] = static_cast<char>(rng());
+      OneNode n("Split", 13);
+      n.input("X", x).constant_input("split", testing::make_tensor(DataType::Int64, {static_cast<int64_t>(c.sizes.size())}, c.sizes));
+      n.attr_int("axis", c.axis).outputs(static_cast<int>(c.sizes.size()));
+      OneNode ref = n;
+      const std::vector<Datum> fast = n.run(), slow = ref.options(reference_only()).run();
+      ASSERT_EQ(fast.size(), slow.size());
+      for (size_t i = 0; i < slow.size(); ++i) {
+        ASSERT_EQ(fast[i].tensor.dims(), slow[i].tensor.dims());
+        EXPECT_EQ(fast[i].tensor.bytes(), slow[i].tensor.bytes()) << "output " << i << ", " << dt;
+      }
+    }
+  }
+}
+
 // NCHW MaxPool / AveragePool on oneDNN against the reference; with Indices requested, or ceil_mode padding
 // counted by count_include_pad, the reference computes.
 TEST(FastKernels, PoolsMatchReference) {
