@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -146,12 +147,31 @@ TEST_F(ExternalDataTest, MappedFileDirectoryRefused) {
 }
 
 TEST_F(ExternalDataTest, MappedFilePermissionDenied) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
   write(model_ / "secret.bin", "x");
   fs::permissions(model_ / "secret.bin", fs::perms::none);
-  const std::string msg = message_of([&] { MappedFile::open(model_ / "secret.bin"); });
-  EXPECT_NE(msg.find("secret.bin"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("Permission denied"), std::string::npos) << msg;
+  auto open_message = [&] { return message_of([&] { MappedFile::open(model_ / "secret.bin"); }); };
+  auto names_file_and_cause = [](const std::string& msg) {
+    return msg.find("secret.bin") != std::string::npos && msg.find("Permission denied") != std::string::npos;
+  };
+  if (::geteuid() != 0) {
+    const std::string msg = open_message();
+    EXPECT_TRUE(names_file_and_cause(msg)) << msg;
+    return;
+  }
+  // Root ignores file permissions (CI runs as root): the open runs in a child process that has become the
+  // unprivileged user nobody (65534). The threadsafe style starts the child afresh, not as a fork of this one.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) {
+          std::fputs("cannot become the user nobody\n", stderr);
+          std::_Exit(2);
+        }
+        const std::string msg = open_message();
+        std::fprintf(stderr, "%s\n", msg.c_str());
+        std::_Exit(names_file_and_cause(msg) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "Permission denied");
 }
 
 TEST_F(ExternalDataTest, MappedFileFromBytes) {
