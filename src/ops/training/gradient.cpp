@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ops/nn/float_store.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -596,7 +597,7 @@ class GradientKernel : public Kernel {
         if (grads[i]->dims != x.dims())
           fail("internal: gradient of '", slot_names_[i], "' has ", grads[i]->v.size(), " elements for ",
                x.element_count());
-        store(out, grads[i]->v);
+        store_doubles(out, grads[i]->v);
       }
     }
   }
@@ -738,28 +739,6 @@ class GradientKernel : public Kernel {
           for (size_t k = 0; k < acc->v.size(); ++k) acc->v[k] += a.din[i]->v[k];
         }
       }
-    }
-  }
-
-  static void store(Tensor& t, const std::vector<double>& v) {
-    const uint64_t n = t.element_count();
-    switch (t.dtype()) {
-      case D::Float: {
-        float* p = t.mutable_data<float>();
-        for (uint64_t i = 0; i < n; ++i) p[i] = static_cast<float>(v[i]);
-        break;
-      }
-      case D::Double: {
-        double* p = t.mutable_data<double>();
-        for (uint64_t i = 0; i < n; ++i) p[i] = v[i];
-        break;
-      }
-      case D::Float16: {
-        Float16* p = t.mutable_data<Float16>();
-        for (uint64_t i = 0; i < n; ++i) p[i] = Float16(static_cast<float>(v[i]));
-        break;
-      }
-      default: fail("internal: gradient stored as ", t.dtype());
     }
   }
 
