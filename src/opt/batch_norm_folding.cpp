@@ -11,11 +11,6 @@
 #include "opt/passes.hpp"
 
 namespace onyx::opt {
-namespace {
-
-struct BnParams {
-  std::vector<double> s, shift;  // y = x * s + shift per channel
-};
 
 // The BN's per-channel affine form, when its parameters are constant with `channels` values each.
 std::optional<BnParams> bn_params(const Analysis& a, const Node& bn, int64_t channels) {
@@ -47,6 +42,8 @@ bool plain_inference_bn(const Analysis& a, const Node& bn) {
   if (attr_int(bn, "spatial").value_or(1) != 1) return false;
   return true;
 }
+
+namespace {
 
 bool fold_into_conv(PassContext& ctx, Node& bn, Node& conv) {
   const Analysis& a = ctx.analysis();

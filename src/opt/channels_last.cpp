@@ -205,28 +205,18 @@ bool sink(PassContext& ctx, Node& n) {
   } else if (is_op(&n, "BatchNormalization")) {
     // Inference form only: Y = X * s + t per channel, s = scale / sqrt(var + eps), t = B - mean * s.
     Node* t = transpose_producer(n.inputs[0], kToNchw);
-    if (!t || n.inputs.size() != 5 || a.dtype(n.inputs[0]) != DataType::Float) return false;
-    if (attr_int(n, "training_mode").value_or(0) != 0) return false;
-    std::vector<const Tensor*> p;
-    for (size_t i = 1; i < 5; ++i) {
-      const Tensor* c = n.inputs[i] ? a.constant(n.inputs[i]) : nullptr;
-      if (!c || c->dtype() != DataType::Float || c->dims().size() != 1) return false;
-      p.push_back(c);
-    }
-    const int64_t C = p[0]->dims()[0];
-    for (const Tensor* c : p)
-      if (c->dims()[0] != C) return false;
-    const double eps = attr_float(n, "epsilon").value_or(1e-5f);
-    std::vector<double> s(C), sh(C);
-    for (int64_t c = 0; c < C; ++c) {
-      s[c] = p[0]->data<float>()[c] / std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + eps);
-      sh[c] = p[1]->data<float>()[c] - p[2]->data<float>()[c] * s[c];
-    }
+    if (!t || n.inputs.size() != 5 || a.dtype(n.inputs[0]) != DataType::Float || !plain_inference_bn(a, n))
+      return false;
+    const Tensor* scale = n.inputs[1] ? a.constant(n.inputs[1]) : nullptr;
+    if (!scale || scale->dims().size() != 1) return false;
+    const int64_t C = scale->dims()[0];
+    const std::optional<BnParams> p = bn_params(a, n, C);
+    if (!p) return false;
     // As a depthwise 1x1 NhwcConv (weights s, bias t): one pass over the tensor, and an activation after it fuses
     // into the same pass (nhwc-conv-fusion).
     const std::string name = n.name;
-    Value& wv = ctx.add_initializer(name.empty() ? "bn_scale" : name + "_scale", make_float_tensor(DataType::Float, {C, 1, 1, 1}, s));
-    Value& tv = ctx.add_initializer(name.empty() ? "bn_shift" : name + "_shift", make_float_tensor(DataType::Float, {C}, sh));
+    Value& wv = ctx.add_initializer(name.empty() ? "bn_scale" : name + "_scale", make_float_tensor(DataType::Float, {C, 1, 1, 1}, p->s));
+    Value& tv = ctx.add_initializer(name.empty() ? "bn_shift" : name + "_shift", make_float_tensor(DataType::Float, {C}, p->shift));
     Value* y = n.outputs[0];
     Value& yt = new_value(ctx, y->name + "_nhwc");
     Value* x = t->inputs[0];

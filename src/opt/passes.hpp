@@ -33,6 +33,15 @@ std::optional<std::vector<float>> fused_activation_params(const Analysis& a, con
 // not one the fused ops apply or a parameter is not a known constant. In conv_activation_fusion.cpp.
 std::optional<std::vector<Attribute>> fused_activation_attrs(const Analysis& a, const Node& act);
 
+// An inference BatchNormalization as a per-channel affine map y = x * s + shift (batch_norm_folding.cpp).
+struct BnParams {
+  std::vector<double> s, shift;
+};
+// The BN's s and shift when its four parameters are constant with `channels` values each, else nullopt.
+std::optional<BnParams> bn_params(const Analysis& a, const Node& bn, int64_t channels);
+// Whether `bn` is in inference mode with only Y wanted and per-channel parameters.
+bool plain_inference_bn(const Analysis& a, const Node& bn);
+
 // The internal domain of onyx's fused ops that ONNX lacks at the model's opset.
 inline constexpr const char* kOnyxDomain = ops::kFusedDomain;
 // Imports kOnyxDomain (version 1) into the model if it is not yet.
