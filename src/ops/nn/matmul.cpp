@@ -406,7 +406,8 @@ class FusedMatMulKernel : public Kernel {
   bool fast_run(KernelContext& ctx) {
     const Tensor& a = ctx.input(0);
     const kernels::PackedGemm& gemm = *b_.gemm;
-    if (a.dtype() != DataType::Float || a.dims().size() < 2 || a.dims().back() != gemm.K() ||
+    // Empty products are the reference's (it handles every empty shape).
+    if (a.dtype() != DataType::Float || a.dims().size() < 2 || a.dims().back() != gemm.K() || a.element_count() == 0 ||
         !b_.matches(ctx.input(1)) || ctx.has_input(3) != sum_)
       return false;
     const bool same_bias = ctx.has_input(2) ? (bias_ && ctx.input(2).bytes().data() == bias_->bytes().data()) : !bias_;

@@ -102,6 +102,7 @@ void concat_bytes(KernelContext& ctx, const Dims& out, size_t axis) {
   for (int64_t o = 0; o < outer; ++o) {
     char* d = dst + static_cast<size_t>(o) * row;
     for (size_t i = 0; i < n; ++i) {
+      if (block[i] == 0) continue;  // an empty input has no buffer (memcpy wants pointers even for 0 bytes)
       std::memcpy(d, src[i] + static_cast<size_t>(o) * block[i], block[i]);
       d += block[i];
     }
@@ -289,7 +290,8 @@ void add_split(Registry& r) {
             char* dst = ctx.outputs()[j].tensor.mutable_data<char>();
             const char* src = x.bytes().data() + static_cast<size_t>(start * inner) * es;
             const size_t block = static_cast<size_t>(sizes[j] * inner) * es, row = static_cast<size_t>(d * inner) * es;
-            for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * block, src + o * row, block);
+            if (block > 0)  // an empty part has no buffer
+              for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * block, src + o * row, block);
           } else if (ctx.output_wanted(j)) {
             Tensor& y = ctx.allocate_output(j, x.dtype(), od);
             const uint64_t block = static_cast<uint64_t>(sizes[j] * inner);
