@@ -1,6 +1,8 @@
 // How onyx's fused ops (ai.onyx) stand for standard ops: look one up at a fixed version, infer as it, make its
 // kernel, run it on a fused node's inputs. Their results are the standard ops' results.
 #pragma once
+#include <algorithm>
+
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -41,6 +43,16 @@ inline std::unique_ptr<Kernel> kernel_as(const KernelInit& init, const OpDef& de
   KernelInit inner = init;
   inner.opset = def.since_version;
   return def.kernel(inner);
+}
+
+// The standard op's reference kernel on the fused node's first `inputs` inputs (the fused node's own extra inputs,
+// such as a residual Z, are not the standard op's).
+inline std::unique_ptr<Kernel> reference_kernel_as(const KernelInit& init, const OpDef& def, size_t inputs) {
+  KernelInit inner = init;
+  inner.input_types.resize(std::min(inputs, init.input_types.size()));
+  inner.input_values.resize(std::min(inputs, init.input_values.size()));
+  inner.reference_only = true;
+  return kernel_as(inner, def);
 }
 
 // Add-14 run on a fused node's behalf (the residual and bias sums of its reference path); errors name the node.

@@ -79,11 +79,7 @@ void infer_channels_last(InferContext& ctx, const OpDef& def, size_t standard_in
 class NhwcConvKernel : public Kernel {
  public:
   explicit NhwcConvKernel(const KernelInit& init) : node_(init.node), add_(init.node) {
-    KernelInit conv_init = init;
-    conv_init.input_types.resize(std::min<size_t>(3, init.input_types.size()));
-    conv_init.input_values.resize(std::min<size_t>(3, init.input_values.size()));
-    conv_init.reference_only = true;
-    conv_ = kernel_as(conv_init, standard("Conv", kConvVersion));
+    conv_ = reference_kernel_as(init, standard("Conv", kConvVersion), 3);
     if (init.attrs.has("activation")) act_ = std::make_unique<ActivationStep>(init);
     prepare_fast(init);
   }

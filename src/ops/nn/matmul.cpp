@@ -344,14 +344,13 @@ class FastGemm : public Kernel {
   std::function<void(KernelContext&)> reference_;
 };
 
+// The MatMul version FusedMatMul stands for.
+constexpr int kFusedMatMulVersion = 13;
+
 class FusedMatMulKernel : public Kernel {
  public:
   explicit FusedMatMulKernel(const KernelInit& init) : node_(init.node), add_(init.node) {
-    KernelInit mm = init;
-    mm.input_types.resize(std::min<size_t>(2, init.input_types.size()));
-    mm.input_values.resize(std::min<size_t>(2, init.input_values.size()));
-    mm.reference_only = true;
-    mm_ = kernel_as(mm, standard("MatMul", kMatMulVersion));
+    mm_ = reference_kernel_as(init, standard("MatMul", kFusedMatMulVersion), 2);
     if (init.attrs.has("activation")) act_ = std::make_unique<ActivationStep>(init);
     if (!init.reference_only) prepare_fast(init);
   }
@@ -364,8 +363,6 @@ class FusedMatMulKernel : public Kernel {
   }
 
  private:
-  static constexpr int kMatMulVersion = 13;
-
   bool has(const KernelInit& init, size_t i) const { return init.node.inputs.size() > i && init.node.inputs[i]; }
 
   void prepare_fast(const KernelInit& init) {
@@ -428,7 +425,7 @@ class FusedMatMulKernel : public Kernel {
   }
 
   void reference_run(KernelContext& ctx) {
-    std::vector<Datum> y = run_on(*mm_, node_, kMatMulVersion, {&ctx.input_datum(0), &ctx.input_datum(1)}, 1);
+    std::vector<Datum> y = run_on(*mm_, node_, kFusedMatMulVersion, {&ctx.input_datum(0), &ctx.input_datum(1)}, 1);
     for (size_t i = 2; i < 4; ++i) {
       if (!ctx.has_input(i)) continue;
       if (y.empty() || !y[0].is_tensor()) ctx.error("the matrix product gave no tensor");
@@ -450,11 +447,11 @@ class FusedMatMulKernel : public Kernel {
 // FusedMatMul's inference: MatMul-13's on A and B.
 void infer_fused_matmul(InferContext& ctx) {
   InferContext inner = ctx;
-  inner.opset = 13;
+  inner.opset = kFusedMatMulVersion;
   inner.input_types.resize(std::min<size_t>(2, inner.input_types.size()));
   inner.input_values.resize(std::min<size_t>(2, inner.input_values.size()));
   inner.input_dim_values.resize(std::min<size_t>(2, inner.input_dim_values.size()));
-  standard("MatMul", 13).infer(inner);
+  standard("MatMul", kFusedMatMulVersion).infer(inner);
   ctx.output_types = std::move(inner.output_types);
 }
 
