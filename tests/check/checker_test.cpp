@@ -21,7 +21,7 @@
 #include "ir/dtype.hpp"
 
 namespace onyx::check {
-namespace {
+namespace ONYX_TEST_FILE {
 
 namespace fs = std::filesystem;
 using pb::Str;

@@ -8,7 +8,7 @@
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using testing::make_tensor;
 

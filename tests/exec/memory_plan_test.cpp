@@ -20,7 +20,7 @@
 #include "ops/registry.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using D = DataType;
 using testing::make_tensor;

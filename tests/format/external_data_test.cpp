@@ -22,7 +22,7 @@
 #include "format/mapped_file.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 namespace fs = std::filesystem;
 

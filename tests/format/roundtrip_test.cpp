@@ -7,7 +7,7 @@
 #include "test_data.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 TEST(RoundTrip, EveryTestModelReEncodesToTheSameBytes) {
   auto models = testing::all_test_models();

@@ -15,7 +15,7 @@
 #include "base/error.hpp"
 
 namespace onyx::pb {
-namespace {
+namespace ONYX_TEST_FILE {
 
 constexpr int32_t kFloat = 1, kInt64 = 7, kString = 8, kBool = 9, kFloat16 = 10, kComplex64 = 14;
 

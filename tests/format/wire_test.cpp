@@ -5,7 +5,7 @@
 #include <limits>
 
 namespace onyx::wire {
-namespace {
+namespace ONYX_TEST_FILE {
 
 std::string encode_varint(uint64_t v) {
   Sink s;

@@ -14,7 +14,7 @@
 #include "base/error.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

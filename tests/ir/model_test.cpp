@@ -14,7 +14,7 @@
 #include "test_data.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 namespace fs = std::filesystem;
 

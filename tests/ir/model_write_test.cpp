@@ -10,7 +10,7 @@
 #include "test_data.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 // One line per node, value and tensor: what must survive the round trip.
 void describe(const Graph& g, std::string& out) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace onyx::spec {
-namespace {
+namespace ONYX_TEST_FILE {
 
 TEST(SpecTable, ResolvesHighestSinceVersionNotAboveOpset) {
   EXPECT_EQ(resolve_since_version("", "Softmax", 21), 13);

@@ -15,7 +15,7 @@
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using kernels::Isa;
 using testing::OneNode;

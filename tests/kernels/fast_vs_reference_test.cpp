@@ -12,7 +12,7 @@
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using testing::OneNode;
 using testing::onednn_log;

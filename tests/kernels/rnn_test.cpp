@@ -14,7 +14,7 @@
 #include "onyx/session.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using testing::onednn_log;
 

@@ -6,7 +6,7 @@
 #include "op_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using testing::make_tensor;
 using testing::OneNode;
@@ -164,7 +164,7 @@ TEST(Activation, ClipInputsFromV11_MinGreaterThanMaxGivesMax) {
 }  // namespace onyx
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 TEST(Tanh, SpecExample_Opset13) {
   auto out = testing::OneNode("Tanh", 13)

@@ -6,7 +6,7 @@
 #include "ops/registry.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using testing::make_tensor;
 using testing::OneNode;

@@ -3,7 +3,7 @@
 #include "shape_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace testing;
 using Dims = std::vector<int64_t>;

@@ -10,7 +10,7 @@
 #include "ops/op_kit.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace testing;
 using D = DataType;

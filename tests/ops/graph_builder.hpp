@@ -9,6 +9,7 @@
 #include "exec/datum.hpp"
 #include "format/onnx_proto.hpp"
 #include "onyx/session.hpp"
+#include "op_test_util.hpp"
 
 namespace onyx::testing {
 
@@ -89,10 +90,5 @@ class ModelBuilder {
     return Session::from_bytes(pb::serialize_model(m));
   }
 };
-
-template <class T>
-std::vector<T> values_of(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
-}
 
 }  // namespace onyx::testing

@@ -13,9 +13,7 @@
 
 namespace onyx::testing {
 
-inline Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make_tensor<float>(DataType::Float, std::move(dims), v); }
 inline Tensor f64(std::vector<int64_t> dims, const std::vector<double>& v) { return make_tensor<double>(DataType::Double, std::move(dims), v); }
-inline Tensor i64(std::vector<int64_t> dims, const std::vector<int64_t>& v) { return make_tensor<int64_t>(DataType::Int64, std::move(dims), v); }
 inline Tensor i32(std::vector<int64_t> dims, const std::vector<int32_t>& v) { return make_tensor<int32_t>(DataType::Int32, std::move(dims), v); }
 inline Tensor strs(std::vector<int64_t> dims, std::vector<std::string> v) { return Tensor::strings("", std::move(dims), std::move(v)); }
 

@@ -24,6 +24,14 @@ Tensor make_tensor(DataType dt, std::vector<int64_t> dims, const std::vector<T>&
   return t;
 }
 
+inline Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make_tensor<float>(DataType::Float, std::move(dims), v); }
+inline Tensor i64(std::vector<int64_t> dims, const std::vector<int64_t>& v) { return make_tensor<int64_t>(DataType::Int64, std::move(dims), v); }
+
+template <class T>
+std::vector<T> values_of(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
+}
+
 class OneNode {
  public:
   OneNode(std::string op_type, int64_t opset, std::string domain = "") : op_(std::move(op_type)), domain_(std::move(domain)), opset_(opset) {}

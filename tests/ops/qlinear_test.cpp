@@ -4,7 +4,7 @@
 #include "shape_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using D = DataType;
 using testing::make_tensor;

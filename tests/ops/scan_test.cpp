@@ -5,7 +5,7 @@
 #include "op_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using testing::make_tensor;
 using testing::ModelBuilder;

@@ -3,7 +3,7 @@
 #include "shape_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace testing;
 using Dims = std::vector<int64_t>;
@@ -132,7 +132,7 @@ TEST(ShapeInference, ShapeOfStaticTailIsKnownWithSymbolicBatch) {
 }  // namespace onyx
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace testing;
 

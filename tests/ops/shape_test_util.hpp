@@ -8,14 +8,6 @@
 
 namespace onyx::testing {
 
-template <class T>
-std::vector<T> values_of(const Tensor& t) {
-  const T* p = t.data<T>();
-  return std::vector<T>(p, p + t.element_count());
-}
-
-inline Tensor i64(std::vector<int64_t> dims, const std::vector<int64_t>& v) { return make_tensor<int64_t>(DataType::Int64, std::move(dims), v); }
-inline Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make_tensor<float>(DataType::Float, std::move(dims), v); }
 inline Tensor iota_f32(std::vector<int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

@@ -6,7 +6,7 @@
 #include "shape_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace testing;
 

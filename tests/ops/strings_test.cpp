@@ -9,7 +9,7 @@
 #include "ops/text/unicode.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using testing::make_tensor;
 using testing::ModelBuilder;

@@ -3,7 +3,7 @@
 #include "opt/opt_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace testing;
 

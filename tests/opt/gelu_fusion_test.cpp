@@ -4,7 +4,7 @@
 #include "opt/opt_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace testing;
 using V = std::vector<std::string>;

@@ -2,7 +2,7 @@
 #include "opt/opt_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace testing;
 
@@ -96,7 +96,7 @@ TEST(IdentityElimination, RewiresReadsInsideSubgraphs) {
 }  // namespace onyx
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 // Inference Dropout is an Identity; training-mode Dropout, or one whose mask is read, stays.
 TEST(IdentityElimination, InferenceDropoutGoes) {

@@ -14,7 +14,7 @@
 #include "test_data.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace testing;
 using V = std::vector<std::string>;

@@ -14,7 +14,7 @@
 #include "base/error.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 namespace fs = std::filesystem;
 
@@ -38,11 +38,11 @@ Result onyx(const std::string& args) {
 }
 
 // A scratch folder per test, removed afterwards.
-class Bench : public testing::Test {
+class Bench : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           cat("onyx_bench_test_", getpid(), "_", testing::UnitTest::GetInstance()->current_test_info()->name());
+           cat("onyx_bench_test_", getpid(), "_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -13,7 +13,7 @@
 #include "opt/opt_test_util.hpp"
 
 namespace onyx {
-namespace {
+namespace ONYX_TEST_FILE {
 
 namespace fs = std::filesystem;
 

@@ -11,7 +11,7 @@
 #include "../../tools/text_escape.hpp"
 
 namespace onyx::cli {
-namespace {
+namespace ONYX_TEST_FILE {
 
 using namespace std::chrono_literals;
 
