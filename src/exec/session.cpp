@@ -12,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "check/checker.hpp"
+#include "check/topological_order.hpp"
 #include "exec/memory_plan.hpp"
 #include "exec/threads.hpp"
 #include "format/mapped_file.hpp"
@@ -489,6 +490,7 @@ void align_graph(Graph& g) {
 Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, bool initializers_may_be_fed = false) {
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
+  check::sort_nodes_topologically_with_warnings(doc, options.log_level);
   check::check_model_or_throw(doc);
   impl->model = build_model(doc);
   opt::OptimizeOptions optimize_options{options.optimization_level};

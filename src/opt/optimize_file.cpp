@@ -1,5 +1,6 @@
 #include "base/error.hpp"
 #include "check/checker.hpp"
+#include "check/topological_order.hpp"
 #include "ir/model_write.hpp"
 #include "onyx/optimize.hpp"
 
@@ -16,6 +17,7 @@ OptimizeReport optimize_file(const std::filesystem::path& in, const std::filesys
                              const OptimizeOptions& options, const SaveOptions& save) {
   if (options.level < 0 || options.level > 3) fail("optimization level ", options.level, " is not 0, 1, 2 or 3");
   pb::ModelDocument src = pb::load_model_file(in);
+  check::sort_nodes_topologically_with_warnings(src);
   check::check_model_or_throw(src);
   Model model = build_model(src);
   OptimizeReport report = optimize(model, options);
