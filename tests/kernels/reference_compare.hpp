@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,8 @@ inline SessionOptions reference_only() {
   return o;
 }
 
-// Runs the node with fast kernels and with reference kernels. Outputs have the same types and dims; float32
+// Runs the node with fast kernels and with reference kernels. Outputs have the same types and dims; other than
+// float32 and string outputs are byte-identical; float32
 // elements agree within `rel` of the larger of the reference's magnitude and `floor` (rel 0: bit-exact), with NaN
 // where the reference has NaN and the same infinity where it has one.
 inline void compare_with_reference(OneNode node, const std::string& what, double rel, double floor = 1e-30) {
@@ -31,7 +33,15 @@ inline void compare_with_reference(OneNode node, const std::string& what, double
     const Tensor& r = want[o].tensor;
     ASSERT_EQ(f.dtype(), r.dtype()) << what;
     ASSERT_EQ(f.dims(), r.dims()) << what << " output " << o;
-    if (f.dtype() != DataType::Float) continue;
+    if (f.dtype() != DataType::Float) {
+      // Integer (and other non-float) results are exact: the same bytes.
+      if (f.dtype() != DataType::String) {
+        ASSERT_TRUE(f.bytes().size() == r.bytes().size() &&
+                    (r.bytes().empty() || std::memcmp(f.bytes().data(), r.bytes().data(), r.bytes().size()) == 0))
+            << what << " output " << o << " differs from the reference";
+      }
+      continue;
+    }
     for (uint64_t i = 0; i < r.element_count(); ++i) {
       const float a = f.data<float>()[i], b = r.data<float>()[i];
       if (std::isnan(b) || std::isinf(b)) {

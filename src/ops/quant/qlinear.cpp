@@ -17,7 +17,10 @@
 // to even. Convolutions are direct (no im2col), N-D, with auto_pad, pads, strides, dilations and group.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
+#include "ir/tensor_alloc.hpp"
+#include "kernels/int8_gemm.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -237,6 +240,94 @@ void run_matmul_integer(KernelContext& ctx) {
   for (size_t i = 0; i < acc.size(); ++i) py[i] = static_cast<int32_t>(acc[i]);
 }
 
+// ---- MatMulInteger, fast path ----
+// A of rank >= 2 against a 2-D B with a per-tensor a_zero_point: one [rows, K] x [K, N] integer GEMM
+// (kernels::int8_gemm) with B as int8: a uint8 B is shifted by -128, its zero point with it, which leaves every
+// difference B - b_zero_point as it was. A per-column b_zero_point is applied after the product:
+// (A - za)(B - zb[n]) = (A - za) B - zb[n] * rowsum(A - za). B is converted once when it is a constant.
+
+struct Int8B {
+  std::vector<int8_t> data;
+  std::vector<int32_t> zero;  // one per tensor, or one per column
+};
+
+// B (2-D, uint8 or int8) and its zero point as int8; false where the fast path does not apply.
+bool to_int8_b(const Tensor& b, const Tensor* zp, Int8B& out) {
+  const int64_t N = b.dims()[1];
+  if (zp && (zp->dtype() != b.dtype() || !(zp->element_count() == 1 || zp->dims() == Dims{N} || zp->dims() == Dims{1, N})))
+    return false;
+  const bool u8 = b.dtype() == D::UInt8;
+  const uint64_t n = b.element_count();
+  out.data.resize(static_cast<size_t>(n));
+  if (u8) {
+    const uint8_t* src = b.data<uint8_t>();
+    for (uint64_t i = 0; i < n; ++i) out.data[i] = static_cast<int8_t>(static_cast<int32_t>(src[i]) - 128);
+  } else if (n > 0) {
+    std::memcpy(out.data.data(), b.data<int8_t>(), static_cast<size_t>(n));
+  }
+  out.zero.clear();
+  for (int64_t z : zp ? read_ints(*zp) : std::vector<int64_t>{0}) out.zero.push_back(static_cast<int32_t>(z) - (u8 ? 128 : 0));
+  return true;
+}
+
+class FastMatMulInteger : public Kernel {
+ public:
+  explicit FastMatMulInteger(const KernelInit& init) {
+    const Tensor* b = init.input_value(1);
+    const bool zp_fed = init.node.inputs.size() > 3 && init.node.inputs[3];
+    const Tensor* zp = zp_fed ? init.input_value(3) : nullptr;
+    if (b && b->dims().size() == 2 && (!zp_fed || zp) && to_int8_b(*b, zp, b_)) {
+      b_source_ = b->bytes().data();
+      zp_source_ = zp ? zp->bytes().data() : nullptr;
+    }
+  }
+  bool keeps_copy_of_input(size_t i) const override { return i == 1 && b_source_; }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    const Tensor* azp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const Tensor* bzp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    if (a.dims().size() < 2 || b.dims().size() != 2 || a.dims().back() != b.dims()[0] ||
+        (azp && (azp->dtype() != a.dtype() || azp->element_count() != 1)))
+      return run_matmul_integer(ctx);  // and its errors
+    const Int8B* packed = &b_;
+    Int8B converted;
+    const bool same_b = b_source_ && b.bytes().data() == b_source_ &&
+                        (bzp ? bzp->bytes().data() == zp_source_ : zp_source_ == nullptr);
+    if (!same_b) {
+      if (!to_int8_b(b, bzp, converted)) return run_matmul_integer(ctx);
+      packed = &converted;
+    }
+    const int64_t K = b.dims()[0], N = b.dims()[1];
+    Dims out(a.dims().begin(), a.dims().end() - 1);
+    const int64_t rows = product(out);
+    out.push_back(N);
+    ctx.set_output(0, allocate_for_overwrite(D::Int32, out));
+    int32_t* y = ctx.outputs()[0].tensor.mutable_data<int32_t>();
+    const bool a_signed = a.dtype() == D::Int8;
+    const int32_t za = azp ? static_cast<int32_t>(read_ints(*azp)[0]) : 0;
+    const bool per_column = packed->zero.size() > 1;
+    kernels::int8_gemm(a_signed, a.bytes().data(), za, packed->data.data(), per_column ? 0 : packed->zero[0], rows, N, K, y);
+    if (!per_column) return;
+    for (int64_t m = 0; m < rows; ++m) {
+      uint32_t sum = 0;  // wraps like the int32 accumulation
+      for (int64_t k = 0; k < K; ++k) {
+        const int32_t v = a_signed ? a.data<int8_t>()[m * K + k] : a.data<uint8_t>()[m * K + k];
+        sum += static_cast<uint32_t>(v - za);
+      }
+      int32_t* row = y + m * N;
+      for (int64_t n = 0; n < N; ++n)
+        row[n] = static_cast<int32_t>(static_cast<uint32_t>(row[n]) - static_cast<uint32_t>(packed->zero[static_cast<size_t>(n)]) * sum);
+    }
+  }
+
+ private:
+  Int8B b_;
+  const void* b_source_ = nullptr;   // the constant B that b_ holds, when it holds one
+  const void* zp_source_ = nullptr;  // and its constant zero point
+};
+
 void run_qlinear_matmul(int version, KernelContext& ctx) {
   MatMulInputs in{&ctx.input(0), &ctx.input(3)};
   in.a_scale = &ctx.input(1);
@@ -438,6 +529,118 @@ ConvResult conv_integer(const ConvAttrs& attrs, const ConvInputs& in) {
   return r;
 }
 
+// ---- ConvInteger, fast path ----
+// Per group, W [OC/G, C/G * kernel] times the columns of X [C/G * kernel, positions] (im2col) as an integer GEMM,
+// the columns made for a block of output positions at a time so that they stay small. The columns are int8: a
+// uint8 X is shifted by -128 with its zero point, and padding holds the (shifted) zero point, whose difference is 0.
+// A per-channel w_zero_point is applied after the product: sum (W - wz[oc]) d = sum W d - wz[oc] * sum d, with d the
+// column's differences from the zero point.
+bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor* xzp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const Tensor* wzp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  const Dims& xd = x.dims();
+  const Dims& wd = w.dims();
+  if (xd.size() < 3 || wd.size() != xd.size() || (xzp && (xzp->dtype() != x.dtype() || xzp->element_count() != 1)) ||
+      (wzp && wzp->dtype() != w.dtype()))
+    return false;
+  const size_t nd = xd.size() - 2;
+  const ConvAttrs p = resolve_conv(attrs, Dims(xd.begin() + 2, xd.end()), &wd);
+  const int64_t N = xd[0], C = xd[1], OC = wd[0], G = p.group;
+  if (wd[1] * G != C || OC % G != 0) return false;
+  for (size_t i = 0; i < nd; ++i)
+    if (wd[2 + i] != p.kernel[i]) return false;
+  Dims outsp;
+  for (size_t i = 0; i < nd; ++i) outsp.push_back(conv_out_dim(p, i, xd[2 + i]));
+  std::vector<int32_t> wz(static_cast<size_t>(OC), 0);
+  if (wzp) {
+    const std::vector<int64_t> v = read_ints(*wzp);
+    if (v.size() == 1) std::fill(wz.begin(), wz.end(), static_cast<int32_t>(v[0]));
+    else if (wzp->dims() == Dims{OC}) std::transform(v.begin(), v.end(), wz.begin(), [](int64_t z) { return static_cast<int32_t>(z); });
+    else return false;
+  }
+  const bool per_channel = std::any_of(wz.begin(), wz.end(), [&](int32_t z) { return z != wz[0]; });
+  const bool x_u8 = x.dtype() == D::UInt8, w_signed = w.dtype() == D::Int8;
+  const int8_t col_zero = static_cast<int8_t>((xzp ? static_cast<int32_t>(read_ints(*xzp)[0]) : 0) - (x_u8 ? 128 : 0));
+  Dims ydims = {N, OC};
+  ydims.insert(ydims.end(), outsp.begin(), outsp.end());
+  double count = 1;
+  for (int64_t d : ydims) count *= static_cast<double>(d);
+  if (count > static_cast<double>(int64_t{1} << 32)) return false;  // the reference names the error
+  ctx.set_output(0, allocate_for_overwrite(D::Int32, ydims));
+  int32_t* y = ctx.outputs()[0].tensor.mutable_data<int32_t>();
+  const int64_t K = product(p.kernel), O = product(outsp), in_sp = product(xd, 2), Cg = C / G, OCg = OC / G;
+  const int64_t rows = Cg * K;  // the GEMM's inner dimension
+  if (O == 0 || OC == 0 || N == 0) return true;
+  const int64_t block = std::clamp<int64_t>((int64_t{1} << 20) / std::max<int64_t>(rows, 1), 16, O);
+  std::vector<int8_t> cols(static_cast<size_t>(rows * block));
+  std::vector<int32_t> acc(static_cast<size_t>(OCg * block));
+  std::vector<uint32_t> colsum(static_cast<size_t>(block));
+  const Dims in_strides = strides_of(Dims(xd.begin() + 2, xd.end()));
+  const uint8_t* xb = x.data<uint8_t>();
+  const uint8_t flip = x_u8 ? 0x80 : 0;  // uint8 - 128 as int8 is the byte with its top bit flipped
+  std::vector<int64_t> oidx(nd), kidx(nd);
+  const size_t wbytes_per_oc = static_cast<size_t>(rows);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t o0 = 0; o0 < O; o0 += block) {
+        const int64_t nb = std::min(block, O - o0);
+        // im2col of this block: row (c, kernel point), column output position.
+        for (int64_t c = 0; c < Cg; ++c) {
+          const uint8_t* plane = xb + (n * C + g * Cg + c) * in_sp;
+          std::fill(kidx.begin(), kidx.end(), 0);
+          for (int64_t kp = 0; kp < K; ++kp) {
+            int8_t* dst = &cols[static_cast<size_t>((c * K + kp) * nb)];
+            int64_t rest = o0;
+            for (size_t d = nd; d-- > 0;) {
+              oidx[d] = rest % outsp[d];
+              rest /= outsp[d];
+            }
+            for (int64_t j = 0; j < nb; ++j) {
+              int64_t off = 0;
+              bool inside = true;
+              for (size_t d = 0; d < nd; ++d) {
+                const int64_t at = oidx[d] * p.strides[d] - p.pads[d] + kidx[d] * p.dilations[d];
+                inside = inside && at >= 0 && at < xd[2 + d];
+                off += at * in_strides[d];
+              }
+              dst[j] = inside ? static_cast<int8_t>(plane[off] ^ flip) : col_zero;
+              for (size_t d = nd; d-- > 0;) {
+                if (++oidx[d] < outsp[d]) break;
+                oidx[d] = 0;
+              }
+            }
+            for (size_t d = nd; d-- > 0;) {
+              if (++kidx[d] < p.kernel[d]) break;
+              kidx[d] = 0;
+            }
+          }
+        }
+        const uint8_t* wg = w.data<uint8_t>() + static_cast<size_t>(g * OCg) * wbytes_per_oc;
+        kernels::int8_gemm(w_signed, wg, per_channel ? 0 : wz[static_cast<size_t>(g * OCg)], cols.data(), col_zero, OCg, nb,
+                           rows, acc.data());
+        if (per_channel) {
+          std::fill(colsum.begin(), colsum.begin() + nb, 0u);
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < nb; ++j)
+              colsum[static_cast<size_t>(j)] += static_cast<uint32_t>(cols[static_cast<size_t>(r * nb + j)] - col_zero);
+        }
+        for (int64_t oc = 0; oc < OCg; ++oc) {
+          int32_t* dst = y + (n * OC + g * OCg + oc) * O + o0;
+          const int32_t* src = &acc[static_cast<size_t>(oc * nb)];
+          if (!per_channel) {
+            std::memcpy(dst, src, static_cast<size_t>(nb) * sizeof(int32_t));
+            continue;
+          }
+          const uint32_t z = static_cast<uint32_t>(wz[static_cast<size_t>(g * OCg + oc)]);
+          for (int64_t j = 0; j < nb; ++j)
+            dst[j] = static_cast<int32_t>(static_cast<uint32_t>(src[j]) - z * colsum[static_cast<size_t>(j)]);
+        }
+      }
+  return true;
+}
+
 void infer_conv(const ConvAttrs& attrs, InferContext& ctx, size_t x_in, size_t w_in, D out_type) {
   Type out = Type::tensor(out_type);
   if (!ctx.has_input(x_in)) {
@@ -524,7 +727,10 @@ void register_qlinear(Registry& r) {
                 Shape s = ctx.has_input(0) && ctx.has_input(1) ? infer_matmul(ctx.input_type(0).shape, ctx.input_type(1).shape, ctx) : Shape{};
                 ctx.set_output(0, Type::tensor(D::Int32, s));
               },
-              [](const KernelInit&) { return make_kernel([](KernelContext& ctx) { run_matmul_integer(ctx); }); }});
+              [](const KernelInit& init) -> std::unique_ptr<Kernel> {
+                if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul_integer(ctx); });
+                return std::make_unique<FastMatMulInteger>(init);
+              }});
   // QLinearMatMul: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
   for (int v : {10, 21}) {
     const std::vector<D>& q = v >= 21 ? k8f : k8;
@@ -541,7 +747,10 @@ void register_qlinear(Registry& r) {
               [](InferContext& ctx) { infer_conv(parse_conv(ctx.attrs), ctx, 0, 1, D::Int32); },
               [](const KernelInit& init) {
                 ConvAttrs p = parse_conv(init.attrs);
-                return make_kernel([p](KernelContext& ctx) { run_conv_integer(p, ctx); });
+                if (init.reference_only) return make_kernel([p](KernelContext& ctx) { run_conv_integer(p, ctx); });
+                return make_kernel([p](KernelContext& ctx) {
+                  if (!run_conv_integer_fast(p, ctx)) run_conv_integer(p, ctx);
+                });
               }});
   // QLinearConv-10: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
   r.add(OpDef{"", "QLinearConv", 10, TC{{{0, 2}, k8}, {{3, 5}, k8}, {{7}, k8}, {{1, 4, 6}, {D::Float}}, {{8}, {D::Int32}}},

@@ -1,0 +1,140 @@
+// The integer fast paths (MatMulInteger, ConvInteger through kernels::int8_gemm) against their reference kernels on
+// random shapes, element types and zero points: int32 results must be identical.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/int8_gemm.hpp"
+#include "kernels/reference_compare.hpp"
+#include "ops/op_test_util.hpp"
+
+namespace onyx {
+namespace ONYX_TEST_FILE {
+
+using testing::compare_with_reference;
+using testing::OneNode;
+
+Tensor random_8bit(std::mt19937& rng, DataType dt, std::vector<int64_t> dims) {
+  Tensor t = Tensor::allocate(dt, std::move(dims));
+  std::uniform_int_distribution<int> u(0, 255);
+  uint8_t* p = t.mutable_data<uint8_t>();
+  for (uint64_t i = 0; i < t.element_count(); ++i) p[i] = static_cast<uint8_t>(u(rng));
+  return t;
+}
+
+std::string dims_text(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+const char* name_of(DataType dt) { return dt == DataType::UInt8 ? "u8" : "s8"; }
+
+TEST(Int8Gemm, ExtremeValuesAccumulateExactly) {
+  // 255 * 127 products summed over a long K: the sums of VNNI-less 16-bit pairs would saturate.
+  const int64_t M = 3, N = 5, K = 1000;
+  std::vector<uint8_t> a(static_cast<size_t>(M * K), 255);
+  std::vector<int8_t> b(static_cast<size_t>(K * N), 127);
+  std::vector<int32_t> c(static_cast<size_t>(M * N));
+  kernels::int8_gemm(false, a.data(), 0, b.data(), -128, M, N, K, c.data());
+  for (int32_t v : c) EXPECT_EQ(v, 255 * 255 * K);
+  std::vector<int8_t> sa(static_cast<size_t>(M * K), -128);
+  kernels::int8_gemm(true, sa.data(), 127, b.data(), 0, M, N, K, c.data());
+  for (int32_t v : c) EXPECT_EQ(v, -255 * 127 * K);
+}
+
+TEST(Int8FastVsReference, MatMulIntegerRandomShapesTypesAndZeroPoints) {
+  std::mt19937 rng(7);
+  const std::vector<std::vector<int64_t>> a_shapes = {{1, 64}, {7, 33}, {2, 5, 48}, {1, 1, 300}, {16, 256}};
+  int cases = 0;
+  for (const auto& ad : a_shapes)
+    for (DataType at : {DataType::UInt8, DataType::Int8})
+      for (DataType bt : {DataType::UInt8, DataType::Int8})
+        for (int zp_kind = 0; zp_kind < 4; ++zp_kind)  // none, scalar, B per column, both scalar
+          for (bool constant_b : {true, false}) {
+            const int64_t K = ad.back(), N = 1 + static_cast<int64_t>(rng() % 40);
+            OneNode node("MatMulInteger", 10);
+            node.input("A", random_8bit(rng, at, ad));
+            Tensor b = random_8bit(rng, bt, {K, N});
+            if (constant_b) node.constant_input("B", b);
+            else node.input("B", b);
+            if (zp_kind == 0) {
+              // no zero points
+            } else if (zp_kind == 1) {
+              node.omitted_input().input("b_zero_point", random_8bit(rng, bt, {}));
+            } else if (zp_kind == 2) {
+              node.input("a_zero_point", random_8bit(rng, at, {})).constant_input("b_zero_point", random_8bit(rng, bt, {N}));
+            } else {
+              node.input("a_zero_point", random_8bit(rng, at, {1})).input("b_zero_point", random_8bit(rng, bt, {1}));
+            }
+            compare_with_reference(node, cat("MatMulInteger A ", name_of(at), dims_text(ad), " B ",
+                                             name_of(bt), " [", K, ",", N, "] zero points ", zp_kind,
+                                             constant_b ? " constant B" : " fed B"),
+                                   0);
+            ++cases;
+          }
+  EXPECT_EQ(cases, 5 * 2 * 2 * 4 * 2);
+}
+
+TEST(Int8FastVsReference, MatMulIntegerShapesLeftToTheReference) {
+  std::mt19937 rng(8);
+  // 1-D operands, batched B and a per-row a_zero_point take the reference path and still agree.
+  compare_with_reference(OneNode("MatMulInteger", 10)
+                             .input("A", random_8bit(rng, DataType::UInt8, {6}))
+                             .input("B", random_8bit(rng, DataType::Int8, {6, 3})),
+                         "1-D A", 0);
+  compare_with_reference(OneNode("MatMulInteger", 10)
+                             .input("A", random_8bit(rng, DataType::UInt8, {2, 4, 6}))
+                             .input("B", random_8bit(rng, DataType::Int8, {2, 6, 3})),
+                         "batched B", 0);
+  compare_with_reference(OneNode("MatMulInteger", 10)
+                             .input("A", random_8bit(rng, DataType::UInt8, {4, 6}))
+                             .input("B", random_8bit(rng, DataType::UInt8, {6, 3}))
+                             .input("a_zero_point", random_8bit(rng, DataType::UInt8, {4})),
+                         "per-row a_zero_point", 0);
+}
+
+TEST(Int8FastVsReference, ConvIntegerRandomShapesTypesAndZeroPoints) {
+  std::mt19937 rng(9);
+  struct Case {
+    std::vector<int64_t> x, w;
+    std::vector<int64_t> pads, strides, dilations;
+    int64_t group;
+  };
+  const std::vector<Case> shapes = {
+      {{1, 3, 9, 11}, {4, 3, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1},
+      {{2, 4, 8, 8}, {6, 2, 3, 3}, {0, 1, 2, 0}, {2, 1}, {1, 2}, 2},
+      {{1, 8, 5, 5}, {8, 1, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 8},
+      {{1, 16, 6, 7}, {5, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, 1},
+      {{1, 2, 40}, {3, 2, 5}, {2, 2}, {3}, {1}, 1},
+      {{1, 3, 70, 70}, {2, 3, 7, 7}, {3, 3, 3, 3}, {2, 2}, {1, 1}, 1},
+  };
+  int cases = 0;
+  for (const Case& c : shapes)
+    for (DataType xt : {DataType::UInt8, DataType::Int8})
+      for (DataType wt : {DataType::UInt8, DataType::Int8})
+        for (int zp_kind = 0; zp_kind < 3; ++zp_kind) {  // none, scalar, W per output channel
+          OneNode node("ConvInteger", 10);
+          node.input("x", random_8bit(rng, xt, c.x)).constant_input("w", random_8bit(rng, wt, c.w));
+          if (zp_kind == 1) node.input("x_zero_point", random_8bit(rng, xt, {})).input("w_zero_point", random_8bit(rng, wt, {}));
+          if (zp_kind == 2) node.input("x_zero_point", random_8bit(rng, xt, {})).input("w_zero_point", random_8bit(rng, wt, {c.w[0]}));
+          node.attr_ints("pads", c.pads).attr_ints("strides", c.strides).attr_ints("dilations", c.dilations).attr_int("group", c.group);
+          compare_with_reference(node, cat("ConvInteger x ", name_of(xt), dims_text(c.x), " w ", name_of(wt),
+                                           dims_text(c.w), " group ", c.group, " zero points ", zp_kind),
+                                 0);
+          ++cases;
+        }
+  EXPECT_EQ(cases, 6 * 2 * 2 * 3);
+  // auto_pad resolves as in the reference.
+  compare_with_reference(OneNode("ConvInteger", 10)
+                             .input("x", random_8bit(rng, DataType::UInt8, {1, 2, 7, 6}))
+                             .input("w", random_8bit(rng, DataType::UInt8, {3, 2, 3, 2}))
+                             .attr_string("auto_pad", "SAME_UPPER")
+                             .attr_ints("strides", {2, 2}),
+                         "ConvInteger SAME_UPPER", 0);
+}
+
+}  // namespace ONYX_TEST_FILE
+}  // namespace onyx
