@@ -1,11 +1,16 @@
 // ONNX Runtime side of scripts/bench.sh: the same measurements as `onyx bench`, through onnxruntime-node.
 //
-// usage: node scripts/bench_ort.mjs MODEL [--threads N] [--warmup W] [--runs R] [--json] [--output-dir DIR]
+// usage: node scripts/bench_ort.mjs MODEL [--input NAME=FILE ...] [--threads N] [--warmup W] [--runs R] [--json]
+//                                         [--output-dir DIR]
 //
-// Inputs are generated as `onyx bench` / `onyx run --dummy` do: floats arange(n)/n, integers i % 10, booleans
-// i % 2, symbolic dims 1. Reports session-create time, first-run time, median / p90 / min over R runs after W
-// warm-ups, the median CPU time of a run (user + system, all threads), and the process's peak RSS (getrusage maxRSS, MB; it includes node itself: base_rss_mb is the peak
-// before the session was created). --output-dir writes the first run's outputs as output_K.npy (graph order).
+// --input NAME=FILE feeds the graph input NAME from a .npy file (as `onyx bench --input`); inputs not given are
+// generated as `onyx bench` / `onyx run --dummy` do: floats arange(n)/n, integers i % 10, booleans i % 2,
+// symbolic dims 1. Reports session-create time, first-run time, median / p90 / min over R runs after W warm-ups,
+// the median CPU time of a run (user + system, all threads), and the process's peak RSS in MB: VmHWM of
+// /proc/self/status, the high-water mark of this process's own memory (getrusage's maxRSS would also count the
+// RSS of the process that forked it, which Linux carries over fork and exec); it includes node itself:
+// base_rss_mb is the peak before the session was created. --output-dir writes the first run's outputs as
+// output_K.npy (graph order). Errors are reported on one line of stderr, with exit status 1.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,7 +23,7 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const opts = { threads: 1, warmup: 2, runs: 10, json: false, outputDir: null, model: null };
+  const opts = { threads: 1, warmup: 2, runs: 10, json: false, outputDir: null, model: null, inputs: new Map() };
   const int = (name, value, lo) => {
     if (!/^\d+$/.test(value ?? '') || Number(value) < lo) fail(`${name} expects an integer >= ${lo}, got '${value}'`);
     return Number(value);
@@ -30,11 +35,20 @@ function parseArgs(argv) {
     else if (a === '--runs') opts.runs = int(a, argv[++i], 1);
     else if (a === '--json') opts.json = true;
     else if (a === '--output-dir') opts.outputDir = argv[++i] ?? fail('--output-dir needs a value');
+    else if (a === '--input') {
+      const spec = argv[++i] ?? fail('--input needs a value');
+      const eq = spec.indexOf('=');
+      if (eq <= 0) fail(`--input expects NAME=FILE, got '${spec}'`);
+      opts.inputs.set(spec.slice(0, eq), spec.slice(eq + 1));
+    }
     else if (a.startsWith('--')) fail(`unknown option '${a}'`);
     else if (opts.model === null) opts.model = a;
     else fail(`unexpected argument '${a}'`);
   }
-  if (opts.model === null) fail('usage: node bench_ort.mjs MODEL [--threads N] [--warmup W] [--runs R] [--json] [--output-dir DIR]');
+  if (opts.model === null) {
+    fail('usage: node bench_ort.mjs MODEL [--input NAME=FILE ...] [--threads N] [--warmup W] [--runs R] [--json] '
+      + '[--output-dir DIR]');
+  }
   return opts;
 }
 
@@ -67,8 +81,38 @@ function makeInput(meta) {
 
 const npyTypes = {
   float32: '<f4', float64: '<f8', int8: '|i1', uint8: '|u1', int16: '<i2', uint16: '<u2', int32: '<i4',
-  uint32: '<u4', int64: '<i8', uint64: '<u8', bool: '|b1',
+  uint32: '<u4', int64: '<i8', uint64: '<u8', bool: '|b1', float16: '<f2',
 };
+
+// Reads a little-endian, C-order .npy file (format versions 1 to 3) as an ort.Tensor.
+function readNpy(file, name) {
+  let buf;
+  try {
+    buf = fs.readFileSync(file);
+  } catch (e) {
+    fail(`input '${name}': ${e.message}`);
+  }
+  const bad = (why) => fail(`input '${name}': ${file} is not a readable .npy file: ${why}`);
+  if (buf.length < 10 || buf.toString('latin1', 0, 6) !== '\x93NUMPY') bad('no .npy magic');
+  const major = buf[6];
+  const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = major === 1 ? 10 : 12;
+  const header = buf.toString('latin1', start, start + headerLen);
+  const descr = /'descr':\s*'([^']*)'/.exec(header)?.[1];
+  const shapeText = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1];
+  if (descr === undefined || shapeText === undefined) bad(`header ${header.trim()}`);
+  if (/'fortran_order':\s*True/.test(header)) bad('Fortran order is not supported');
+  const dims = shapeText.split(',').map((d) => d.trim()).filter((d) => d !== '').map(Number);
+  const type = Object.keys(npyTypes).find((t) => npyTypes[t] === descr || npyTypes[t].replace('<', '|') === descr);
+  if (!type || type === 'float16') bad(`element type '${descr}' is not supported`);
+  const n = dims.reduce((a, b) => a * b, 1);
+  const Array_ = type === 'bool' ? Uint8Array : typedArrays[type];
+  const dataStart = start + headerLen;
+  if (buf.length - dataStart < n * Array_.BYTES_PER_ELEMENT) bad('data is shorter than the shape needs');
+  const data = new Array_(n);  // a copy: the file's data need not be aligned for Array_
+  new Uint8Array(data.buffer).set(buf.subarray(dataStart, dataStart + n * Array_.BYTES_PER_ELEMENT));
+  return new ort.Tensor(type, data, dims);
+}
 
 // numpy's .npy format, version 1.0: magic, header length, a Python dict literal padded to 64 bytes, the data.
 function writeNpy(file, tensor) {
@@ -96,7 +140,15 @@ function stats(times) {
 }
 
 const opts = parseArgs(process.argv.slice(2));
-const rssMb = () => process.resourceUsage().maxRSS / 1024;  // maxRSS is in KiB
+// VmHWM of this process (kB); maxRSS (KiB) only where /proc is missing.
+function rssMb() {
+  try {
+    const m = /^VmHWM:\s*(\d+)\s*kB/m.exec(fs.readFileSync('/proc/self/status', 'latin1'));
+    if (m) return Number(m[1]) / 1024;
+  } catch { /* no /proc */ }
+  return process.resourceUsage().maxRSS / 1024;
+}
+const firstLine = (e) => String(e?.message ?? e).split('\n').find((l) => l.trim() !== '') ?? String(e);
 const baseRss = rssMb();
 
 let t0 = performance.now();
@@ -110,28 +162,41 @@ try {
     logSeverityLevel: 3,  // errors only: no warnings about unused initializers
   });
 } catch (e) {
-  fail(`${opts.model}: ${e.message}`);
+  fail(`${opts.model}: ${firstLine(e)}`);
 }
 const createMs = performance.now() - t0;
 
 if (!Array.isArray(session.inputMetadata)) fail('this onnxruntime-node has no inputMetadata: use a newer one (ORT_VERSION)');
 const feeds = {};
-for (const meta of session.inputMetadata) feeds[meta.name] = makeInput(meta);
+for (const meta of session.inputMetadata) {
+  feeds[meta.name] = opts.inputs.has(meta.name) ? readNpy(opts.inputs.get(meta.name), meta.name) : makeInput(meta);
+}
+for (const name of opts.inputs.keys()) {
+  if (!(name in feeds)) fail(`'${name}' is not an input of the model`);
+}
+
+async function run() {
+  try {
+    return await session.run(feeds);
+  } catch (e) {
+    fail(`run: ${firstLine(e)}`);
+  }
+}
 
 t0 = performance.now();
-const first = await session.run(feeds);
+const first = await run();
 const firstRunMs = performance.now() - t0;
 if (opts.outputDir) {
   fs.mkdirSync(opts.outputDir, { recursive: true });
   session.outputNames.forEach((name, k) => writeNpy(path.join(opts.outputDir, `output_${k}.npy`), first[name]));
 }
-for (let i = 0; i < opts.warmup; ++i) await session.run(feeds);
+for (let i = 0; i < opts.warmup; ++i) await run();
 const times = [];
 const cpuTimes = [];
 for (let i = 0; i < opts.runs; ++i) {
   const cpu0 = process.cpuUsage();
   t0 = performance.now();
-  await session.run(feeds);
+  await run();
   times.push(performance.now() - t0);
   const cpu = process.cpuUsage(cpu0);  // microseconds since cpu0, all threads
   cpuTimes.push((cpu.user + cpu.system) / 1000);
