@@ -50,6 +50,51 @@ void align_tensors(Graph& g) {
     }
 }
 
+// Runs the passes up to `level` on `g` in rounds until none changes anything; returns the rounds run.
+int run_passes(Model& model, Graph& g, const OptimizeOptions& options, int level, OptimizeReport& report) {
+  align_tensors(g);
+  PassContext ctx(model, g, options);
+  // Each round runs every pass once; a pass only shrinks or fuses, so rounds end quickly. The bound guards
+  // against two passes undoing each other forever.
+  constexpr int kMaxRounds = 16;
+  int rounds = 0;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool any = false;
+    for (const PassInfo& p : passes()) {
+      if (p.level > level) continue;
+      bool changed = p.run(ctx);
+      ctx.finish();
+      if (!changed) continue;
+      any = true;
+      auto it = report.applied.begin();
+      while (it != report.applied.end() && it->first != p.name) ++it;
+      if (it == report.applied.end()) report.applied.emplace_back(p.name, 1);
+      else ++it->second;
+    }
+    rounds = round + 1;
+    if (!any) break;
+  }
+  return rounds;
+}
+
+// Subgraphs (If branches, Loop and Scan bodies, at any depth) get the basic passes: folding of what reads only
+// constants (often the outer graph's weights: a merged decoder's whole model sits in an If branch and dequantizes
+// or transposes its weights there), identities and dead code. Fusions and the layout pass stay on the main graph.
+void optimize_subgraphs(Model& model, Graph& g, const OptimizeOptions& options, OptimizeReport& report) {
+  for (auto& n : g.nodes) {
+    if (!n->graph) continue;  // removed
+    for (Attribute& a : n->attributes) {
+      std::vector<Graph*> subgraphs;
+      if (a.g) subgraphs.push_back(a.g.get());
+      for (auto& sg : a.graphs) subgraphs.push_back(sg.get());
+      for (Graph* sg : subgraphs) {
+        run_passes(model, *sg, options, 1, report);
+        optimize_subgraphs(model, *sg, options, report);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void import_onyx_domain(PassContext& ctx) {
@@ -70,27 +115,8 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
     g.inputs = std::move(kept);
   }
   if (options.level > 0) {
-    align_tensors(g);
-    PassContext ctx(model, g, options);
-    // Each round runs every pass once; a pass only shrinks or fuses, so rounds end quickly. The bound guards
-    // against two passes undoing each other forever.
-    constexpr int kMaxRounds = 16;
-    for (int round = 0; round < kMaxRounds; ++round) {
-      bool any = false;
-      for (const PassInfo& p : passes()) {
-        if (p.level > options.level) continue;
-        bool changed = p.run(ctx);
-        ctx.finish();
-        if (!changed) continue;
-        any = true;
-        auto it = report.applied.begin();
-        while (it != report.applied.end() && it->first != p.name) ++it;
-        if (it == report.applied.end()) report.applied.emplace_back(p.name, 1);
-        else ++it->second;
-      }
-      report.rounds = round + 1;
-      if (!any) break;
-    }
+    report.rounds = run_passes(model, g, options, options.level, report);
+    optimize_subgraphs(model, g, options, report);
   }
   // IR 3 requires every initializer to be a graph input; folded values are constants, not inputs. IR 4 only
   // drops that requirement, so a model that gained such initializers is written as IR 4.
