@@ -429,6 +429,14 @@ int64_t conv_out_dim(const ConvAttrs& p, size_t i, int64_t in) {
   return (padded - span) / p.strides[i] + 1;
 }
 
+// Steps a multi-index through `extent` in row-major order (the last axis fastest), wrapping to zeros at the end.
+void next_index(std::vector<int64_t>& idx, const Dims& extent) {
+  for (size_t d = idx.size(); d-- > 0;) {
+    if (++idx[d] < extent[d]) return;
+    idx[d] = 0;
+  }
+}
+
 struct ConvInputs {
   const Tensor *x, *w;
   const Tensor *x_zp = nullptr, *w_zp = nullptr, *bias = nullptr;
@@ -505,10 +513,7 @@ ConvResult conv_integer(const ConvAttrs& attrs, const ConvInputs& in) {
         off += c * in_strides[d];
       }
       if (inside) taps.push_back({kp, off});
-      for (size_t d = nd; d-- > 0;) {
-        if (++kidx[d] < p.kernel[d]) break;
-        kidx[d] = 0;
-      }
+      next_index(kidx, p.kernel);
     }
     for (int64_t n = 0; n < N; ++n)
       for (int64_t oc = 0; oc < OC; ++oc) {
@@ -521,10 +526,7 @@ ConvResult conv_integer(const ConvAttrs& attrs, const ConvInputs& in) {
         }
         r.acc[static_cast<size_t>((n * OC + oc) * O + o)] = static_cast<int32_t>(sum);
       }
-    for (size_t d = nd; d-- > 0;) {
-      if (++oidx[d] < outsp[d]) break;
-      oidx[d] = 0;
-    }
+    next_index(oidx, outsp);
   }
   return r;
 }
@@ -581,7 +583,6 @@ bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
   const uint8_t* xb = x.data<uint8_t>();
   const uint8_t flip = x_u8 ? 0x80 : 0;  // uint8 - 128 as int8 is the byte with its top bit flipped
   std::vector<int64_t> oidx(nd), kidx(nd);
-  const size_t wbytes_per_oc = static_cast<size_t>(rows);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < G; ++g)
       for (int64_t o0 = 0; o0 < O; o0 += block) {
@@ -606,18 +607,12 @@ bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
                 off += at * in_strides[d];
               }
               dst[j] = inside ? static_cast<int8_t>(plane[off] ^ flip) : col_zero;
-              for (size_t d = nd; d-- > 0;) {
-                if (++oidx[d] < outsp[d]) break;
-                oidx[d] = 0;
-              }
+              next_index(oidx, outsp);
             }
-            for (size_t d = nd; d-- > 0;) {
-              if (++kidx[d] < p.kernel[d]) break;
-              kidx[d] = 0;
-            }
+            next_index(kidx, p.kernel);
           }
         }
-        const uint8_t* wg = w.data<uint8_t>() + static_cast<size_t>(g * OCg) * wbytes_per_oc;
+        const uint8_t* wg = w.data<uint8_t>() + static_cast<size_t>(g * OCg * rows);
         kernels::int8_gemm(w_signed, wg, per_channel ? 0 : wz[static_cast<size_t>(g * OCg)], cols.data(), col_zero, OCg, nb,
                            rows, acc.data());
         if (per_channel) {
