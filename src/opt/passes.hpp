@@ -13,11 +13,13 @@ bool cancel_layout_pairs(PassContext& ctx);     // layout_cancellation.cpp
 bool eliminate_dead_code(PassContext& ctx);     // dead_code.cpp
 
 // Level 2 (all).
+bool promote_half_precision(PassContext& ctx);  // half_promotion.cpp
 bool fuse_attention(PassContext& ctx);          // attention_fusion.cpp
 bool fuse_layer_norm(PassContext& ctx);         // layer_norm_fusion.cpp
 bool fuse_gelu(PassContext& ctx);               // gelu_fusion.cpp
 bool fold_batch_norm(PassContext& ctx);         // batch_norm_folding.cpp
 bool fold_conv_mul_add(PassContext& ctx);       // conv_mul_add_folding.cpp
+bool fuse_pad_into_conv(PassContext& ctx);      // pad_conv_fusion.cpp
 bool fuse_matmul_add(PassContext& ctx);         // matmul_add_fusion.cpp
 bool fuse_conv_activation(PassContext& ctx);    // conv_activation_fusion.cpp
 bool to_channels_last(PassContext& ctx);        // channels_last.cpp

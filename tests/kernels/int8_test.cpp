@@ -110,6 +110,11 @@ TEST(Int8FastVsReference, ConvIntegerRandomShapesTypesAndZeroPoints) {
       {{1, 16, 6, 7}, {5, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, 1},
       {{1, 2, 40}, {3, 2, 5}, {2, 2}, {3}, {1}, 1},
       {{1, 3, 70, 70}, {2, 3, 7, 7}, {3, 3, 3, 3}, {2, 2}, {1, 1}, 1},
+      // pads wider than the kernel (whole lines of padding) and a stride on the last axis
+      {{1, 2, 6, 9}, {2, 2, 2, 2}, {3, 4, 3, 4}, {2, 3}, {1, 1}, 1},
+      {{1, 2, 5, 6, 7}, {3, 2, 2, 3, 3}, {1, 0, 2, 1, 1, 0}, {1, 2, 3}, {2, 1, 1}, 1},
+      // blocks of output positions shorter than a line and starting inside one
+      {{1, 600, 3, 2000}, {1, 600, 1, 3}, {0, 1, 0, 1}, {1, 1}, {1, 1}, 1},
   };
   int cases = 0;
   for (const Case& c : shapes)
@@ -126,7 +131,7 @@ TEST(Int8FastVsReference, ConvIntegerRandomShapesTypesAndZeroPoints) {
                                  0);
           ++cases;
         }
-  EXPECT_EQ(cases, 6 * 2 * 2 * 3);
+  EXPECT_EQ(cases, static_cast<int>(shapes.size()) * 2 * 2 * 3);
   // auto_pad resolves as in the reference.
   compare_with_reference(OneNode("ConvInteger", 10)
                              .input("x", random_8bit(rng, DataType::UInt8, {1, 2, 7, 6}))

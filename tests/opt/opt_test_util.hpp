@@ -198,6 +198,7 @@ inline std::map<std::string, Datum> random_feeds(const Session& s, uint32_t seed
       if (in.type.elem == DataType::Float) t.mutable_data<float>()[i] = x;
       else if (in.type.elem == DataType::Double) t.mutable_data<double>()[i] = x;
       else if (in.type.elem == DataType::Int64) t.mutable_data<int64_t>()[i] = static_cast<int64_t>(x * 3);
+      else if (in.type.elem == DataType::Float16) t.mutable_data<uint16_t>()[i] = float_to_half(x);
       else ADD_FAILURE() << "random_feeds: no generator for " << in.type.elem;
     }
     feeds[in.name] = Datum::of(std::move(t));

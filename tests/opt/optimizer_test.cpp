@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -60,11 +61,13 @@ TEST(Optimizer, LevelsSelectThePasses) {
 }
 
 TEST(Optimizer, EveryPassHasANameAndLevel) {
+  std::set<std::string> names;
   for (const auto& p : opt::passes()) {
     EXPECT_TRUE(p.level >= 1 && p.level <= 3) << p.name;
     EXPECT_NE(p.run, nullptr);
+    EXPECT_TRUE(names.insert(p.name).second) << p.name << " twice";
   }
-  EXPECT_EQ(opt::passes().size(), 15u);
+  EXPECT_EQ(opt::passes().size(), 17u);
 }
 
 TEST(Optimizer, ParsesLevels) {

@@ -14,7 +14,7 @@
 //                      QLinearMatMul with w_scale/w_zero_point scalar or per output channel.
 // Accumulation is int32 and wraps on overflow (the spec allows overflow only in 32 bits). The requantization
 // multiplier a_scale * b_scale / y_scale is computed in the scales' type, then applied in double; rounding is half
-// to even. Convolutions are direct (no im2col), N-D, with auto_pad, pads, strides, dilations and group.
+// to even. The reference convolutions are direct (no im2col), N-D, with auto_pad, pads, strides, dilations and group.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -582,35 +582,63 @@ bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
   const Dims in_strides = strides_of(Dims(xd.begin() + 2, xd.end()));
   const uint8_t* xb = x.data<uint8_t>();
   const uint8_t flip = x_u8 ? 0x80 : 0;  // uint8 - 128 as int8 is the byte with its top bit flipped
-  std::vector<int64_t> oidx(nd), kidx(nd);
+  // Output positions of the block [o0, o0 + nb) are taken a line at a time (a run along the last axis): the outer
+  // axes decide whether the whole line reads padding, and on the last axis the positions that read the input form one
+  // range, copied with a stride (a plain copy for stride 1) and with padding on either side.
+  const int64_t OW = outsp[nd - 1], IW = xd[nd + 1], sw = p.strides[nd - 1];
+  const auto im2col_row = [&](const uint8_t* plane, const std::vector<int64_t>& kidx, int64_t o0, int64_t nb,
+                              int8_t* dst) {
+    std::vector<int64_t> oidx(nd);
+    int64_t rest = o0;
+    for (size_t d = nd; d-- > 0;) {
+      oidx[d] = rest % outsp[d];
+      rest /= outsp[d];
+    }
+    const int64_t kd = kidx[nd - 1] * p.dilations[nd - 1] - p.pads[nd - 1];  // input column = ow * sw + kd
+    const int64_t first = kd >= 0 ? 0 : (-kd + sw - 1) / sw;                  // the line's first and end columns
+    const int64_t end = IW - 1 - kd < 0 ? 0 : (IW - 1 - kd) / sw + 1;        // that read the input
+    for (int64_t j = 0; j < nb;) {
+      const int64_t ow = oidx[nd - 1], len = std::min(OW - ow, nb - j);
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t d = 0; d + 1 < nd; ++d) {
+        const int64_t at = oidx[d] * p.strides[d] - p.pads[d] + kidx[d] * p.dilations[d];
+        inside = inside && at >= 0 && at < xd[2 + d];
+        off += at * in_strides[d];
+      }
+      int8_t* out = dst + j;
+      const int64_t lo = inside ? std::clamp(first, ow, ow + len) : ow + len;
+      const int64_t hi = inside ? std::clamp(end, lo, ow + len) : ow + len;
+      std::fill(out, out + (lo - ow), col_zero);
+      if (hi > lo) {
+        const uint8_t* src = plane + off + lo * sw + kd;
+        int8_t* o = out + (lo - ow);
+        if (sw == 1) {
+          for (int64_t i = 0; i < hi - lo; ++i) o[i] = static_cast<int8_t>(src[i] ^ flip);
+        } else {
+          for (int64_t i = 0; i < hi - lo; ++i) o[i] = static_cast<int8_t>(src[i * sw] ^ flip);
+        }
+      }
+      std::fill(out + (hi - ow), out + len, col_zero);
+      j += len;
+      oidx[nd - 1] = ow + len - 1;
+      next_index(oidx, outsp);
+    }
+  };
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < G; ++g)
       for (int64_t o0 = 0; o0 < O; o0 += block) {
         const int64_t nb = std::min(block, O - o0);
         // im2col of this block: row (c, kernel point), column output position.
-        for (int64_t c = 0; c < Cg; ++c) {
-          const uint8_t* plane = xb + (n * C + g * Cg + c) * in_sp;
-          std::fill(kidx.begin(), kidx.end(), 0);
-          for (int64_t kp = 0; kp < K; ++kp) {
-            int8_t* dst = &cols[static_cast<size_t>((c * K + kp) * nb)];
-            int64_t rest = o0;
-            for (size_t d = nd; d-- > 0;) {
-              oidx[d] = rest % outsp[d];
-              rest /= outsp[d];
-            }
-            for (int64_t j = 0; j < nb; ++j) {
-              int64_t off = 0;
-              bool inside = true;
-              for (size_t d = 0; d < nd; ++d) {
-                const int64_t at = oidx[d] * p.strides[d] - p.pads[d] + kidx[d] * p.dilations[d];
-                inside = inside && at >= 0 && at < xd[2 + d];
-                off += at * in_strides[d];
-              }
-              dst[j] = inside ? static_cast<int8_t>(plane[off] ^ flip) : col_zero;
-              next_index(oidx, outsp);
-            }
-            next_index(kidx, p.kernel);
+#pragma omp parallel for schedule(static) if (rows * nb > (int64_t{1} << 16))
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t c = r / K;
+          std::vector<int64_t> kidx(nd);
+          for (int64_t rest = r % K, d = static_cast<int64_t>(nd); d-- > 0;) {
+            kidx[static_cast<size_t>(d)] = rest % p.kernel[static_cast<size_t>(d)];
+            rest /= p.kernel[static_cast<size_t>(d)];
           }
+          im2col_row(xb + (n * C + g * Cg + c) * in_sp, kidx, o0, nb, &cols[static_cast<size_t>(r * nb)]);
         }
         const uint8_t* wg = w.data<uint8_t>() + static_cast<size_t>(g * OCg * rows);
         kernels::int8_gemm(w_signed, wg, per_channel ? 0 : wz[static_cast<size_t>(g * OCg)], cols.data(), col_zero, OCg, nb,

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/half.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -379,6 +380,16 @@ bool is_integer_like(DataType t) {
 Tensor cast_tensor(const Tensor& x, DataType to, const CastOptions& o) {
   if (x.dtype() == to && to != D::Bool) return x;  // same type: values unchanged (shares the buffer)
   Tensor y = Tensor::allocate(to, x.dims());
+  // float16 <-> float32, the casts at the edges of half-precision models, take the vector conversions (the same
+  // bits as the element loop below).
+  if (x.dtype() == D::Float16 && to == D::Float) {
+    kernels::half_to_float_array(x.data<uint16_t>(), y.mutable_data<float>(), x.element_count());
+    return y;
+  }
+  if (x.dtype() == D::Float && to == D::Float16) {
+    kernels::float_to_half_array(x.data<float>(), y.mutable_data<uint16_t>(), x.element_count());
+    return y;
+  }
   if (to == D::String) {
     write_strings(x, y);
     return y;
