@@ -310,6 +310,21 @@ TEST(ElementwiseOps, BinaryArithmeticMatchesReference) {
   compare_with_reference(legacy, "Mul-6 broadcast axis 1", 0);
 }
 
+// Pow by a scalar 2 squares in float: bit for bit pow's double result rounded, for every exponent type and shape;
+// other exponents and broadcasts that grow the output take the general loop.
+TEST(ElementwiseOps, PowSquareMatchesReference) {
+  std::mt19937 rng(4);
+  const Tensor big = random_tensor(rng, {3, 257, 5});
+  compare_with_reference(OneNode("Pow", 15).input("X", big).input("Y", testing::f32({}, {2.0f})), "Pow x^2", 0);
+  compare_with_reference(OneNode("Pow", 15).input("X", big).input("Y", testing::i64({1}, {2})), "Pow x^int64 2", 0);
+  compare_with_reference(OneNode("Pow", 15).input("X", big).input("Y", testing::f32({}, {3.0f})), "Pow x^3", 0);
+  compare_with_reference(OneNode("Pow", 15).input("X", random_tensor(rng, {4})).input("Y", testing::f32({2, 1}, {2.0f, 2.0f})),
+                         "Pow [4] ^ [2,1]", 0);
+  std::vector<float> special = {0.0f, -0.0f, 1e30f, -1e-30f, INFINITY, -INFINITY, NAN, 3.5f};
+  compare_with_reference(OneNode("Pow", 15).input("X", testing::f32({8}, special)).input("Y", testing::f32({}, {2.0f})),
+                         "Pow special values ^2", 0);
+}
+
 TEST(ElementwiseOps, BinaryArithmeticErrorsStayTheReferences) {
   OneNode n("Add", 14);
   std::mt19937 rng(1);

@@ -177,6 +177,33 @@ TEST(FastKernels, ConvMatchesReference) {
   }
 }
 
+// 1-D convolutions run as 2-D ones over one row: a spectrogram's strided filter bank over a signal, a depthwise
+// audio block, padding on either side and auto_pad.
+TEST(FastKernels, Conv1dMatchesReference) {
+  std::mt19937 rng(13);
+  struct Case {
+    int64_t C, M, L, k, stride, dilation, group, pad_begin, pad_end;
+    const char* auto_pad;
+  };
+  const Case cases[] = {
+      {1, 20, 1280, 64, 16, 1, 1, 0, 0, ""}, {8, 8, 50, 3, 1, 1, 8, 1, 1, ""}, {6, 9, 33, 5, 2, 2, 3, 3, 0, ""},
+      {4, 5, 17, 4, 1, 1, 1, 0, 0, "SAME_UPPER"},
+  };
+  for (const Case& c : cases) {
+    for (bool bias : {false, true}) {
+      OneNode n("Conv", 11);
+      n.input("X", random_floats(rng, {2, c.C, c.L})).constant_input("W", random_floats(rng, {c.M, c.C / c.group, c.k}));
+      if (bias) n.constant_input("B", random_floats(rng, {c.M}));
+      n.attr_ints("strides", {c.stride}).attr_ints("dilations", {c.dilation}).attr_int("group", c.group);
+      if (*c.auto_pad) n.attr_string("auto_pad", c.auto_pad);
+      else n.attr_ints("pads", {c.pad_begin, c.pad_end});
+      compare(n, "Conv1d C" + std::to_string(c.C) + " L" + std::to_string(c.L) + " k" + std::to_string(c.k) + " g" +
+                     std::to_string(c.group) + (bias ? " +B" : ""),
+              "convolution");
+    }
+  }
+}
+
 // Y = op(X, W) where W is an initializer and also a graph input (as in IR 3 models): the fast kernel packs W, and a
 // run that feeds another W must use the fed one.
 void expect_fed_initializer_used(const std::string& op, const Tensor& x, const Tensor& w, const Tensor& fed_w) {

@@ -385,7 +385,9 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
   oy.commit();
 }
 
-// Float32 2-D Conv with constant W (and constant or no B) on oneDNN; other runs take the reference path.
+// Float32 1-D and 2-D Conv with constant W (and constant or no B) on oneDNN; other runs take the reference path. A
+// 1-D convolution (audio front ends: spectrograms as strided convolutions over a signal) runs as a 2-D one over a
+// single row.
 class FastConv : public Kernel {
  public:
   FastConv(ConvAttrs a, const Tensor& w, const Tensor* b, const KernelInit& init) : a_(std::move(a)), w_(w), b_(b) {
@@ -400,23 +402,37 @@ class FastConv : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     const bool same_b = b ? (b_ && b->bytes().data() == b_->bytes().data()) : !b_;
-    if (x.dtype() != DataType::Float || x.dims().size() != 4 || ctx.input(1).bytes().data() != w_.bytes().data() ||
-        !same_b || x.dims()[1] != a_.group * w_.dims()[1] || x.dims()[0] == 0)
+    if (x.dtype() != DataType::Float || x.dims().size() != w_.dims().size() ||
+        ctx.input(1).bytes().data() != w_.bytes().data() || !same_b || x.dims()[1] != a_.group * w_.dims()[1] ||
+        x.dims()[0] == 0)
       return conv_typed<float>(ctx, a_);  // validates and reports like the reference, or computes the odd case
     auto g = window(Dims(x.dims().begin() + 2, x.dims().end()));
     if (!g) return conv_typed<float>(ctx, a_);
     const kernels::PackedConv& conv = packed(*g);
-    ctx.set_output(0, allocate_for_overwrite(DataType::Float, {x.dims()[0], w_.dims()[0], g->out[0], g->out[1]}));
-    conv.run_nchw(x.data<float>(), x.dims()[0], x.dims()[2], x.dims()[3], ctx.outputs()[0].tensor.mutable_data<float>());
+    Dims ydims = {x.dims()[0], w_.dims()[0], g->out[0], g->out[1]};
+    if (one_d()) ydims.erase(ydims.begin() + 2);
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, ydims));
+    conv.run_nchw(x.data<float>(), x.dims()[0], g->in[0], g->in[1], ctx.outputs()[0].tensor.mutable_data<float>());
   }
 
  private:
-  // The window of input planes `hw`, when the fast path takes it.
-  std::optional<nn::Window> window(const Dims& hw) const {
+  bool one_d() const { return w_.dims().size() == 3; }
+
+  // The 2-D window of input planes (or rows, for 1-D) `spatial`, when the fast path takes it.
+  std::optional<nn::Window> window(const Dims& spatial) const {
     WindowAttrs wa = a_.w;
-    wa.kernel = kernel_from(a_, w_.dims(), 2);
-    nn::Window g = nn::make_window(wa, hw);
-    if (g.out[0] <= 0 || g.out[1] <= 0 || g.kernel[0] != w_.dims()[2] || g.kernel[1] != w_.dims()[3]) return std::nullopt;
+    wa.kernel = kernel_from(a_, w_.dims(), spatial.size());
+    nn::Window g = nn::make_window(wa, spatial);
+    if (one_d()) {  // the row as a plane of height 1
+      g.kernel.insert(g.kernel.begin(), 1);
+      g.strides.insert(g.strides.begin(), 1);
+      g.dilations.insert(g.dilations.begin(), 1);
+      g.pads = {0, g.pads[0], 0, g.pads[1]};
+      g.in.insert(g.in.begin(), 1);
+      g.out.insert(g.out.begin(), 1);
+    }
+    if (g.out[0] <= 0 || g.out[1] <= 0 || g.kernel[0] != (one_d() ? 1 : w_.dims()[2]) || g.kernel[1] != w_.dims().back())
+      return std::nullopt;
     return g;
   }
 
@@ -424,12 +440,12 @@ class FastConv : public Kernel {
   void prepare(const KernelInit& init) {
     const Type* x = init.input_types.empty() ? nullptr : init.input_types[0];
     std::optional<Dims> xd = x && x->elem == DataType::Float ? static_dims(*x) : std::nullopt;
-    if (!xd || xd->size() != 4 || (*xd)[0] <= 0 || (*xd)[1] != a_.group * w_.dims()[1]) return;
+    if (!xd || xd->size() != w_.dims().size() || (*xd)[0] <= 0 || (*xd)[1] != a_.group * w_.dims()[1]) return;
     const Dims& d = *xd;
     try {
-      auto g = window({d[2], d[3]});
+      auto g = window(Dims(d.begin() + 2, d.end()));
       if (!g) return;
-      packed(*g).prepare(d[0], d[2], d[3]);
+      packed(*g).prepare(d[0], g->in[0], g->in[1]);
       prepared_ = true;
     } catch (const Error&) {
       // An unusable window is reported by the run, with the input it gets.
@@ -571,7 +587,7 @@ std::unique_ptr<Kernel> conv_kernel(const KernelInit& init) {
     const bool has_b = init.node.inputs.size() > 2 && init.node.inputs[2];
     const Tensor* b = has_b ? init.input_value(2) : nullptr;
     const bool b_ok = !has_b || (b && b->dtype() == DataType::Float && w && b->dims() == Dims{w->dims()[0]});
-    if (!init.reference_only && w && w->dtype() == DataType::Float && w->dims().size() == 4 && b_ok &&
+    if (!init.reference_only && w && w->dtype() == DataType::Float && (w->dims().size() == 4 || w->dims().size() == 3) && b_ok &&
         w->element_count() > 0 && a.group > 0 && w->dims()[0] % a.group == 0)
       return std::make_unique<FastConv>(a, *w, b, init);
   } else {
