@@ -310,6 +310,25 @@ TEST(ElementwiseOps, BinaryArithmeticMatchesReference) {
   compare_with_reference(legacy, "Mul-6 broadcast axis 1", 0);
 }
 
+// Max/Min of two float32 inputs, full-shaped or one value, in one pass: the same values as the reference's loop,
+// NaN (either side) and signed zeros included; other broadcasts take the reference.
+TEST(ElementwiseOps, MaxMinTwoInputsMatchReference) {
+  std::mt19937 rng(5);
+  const std::vector<float> special = {0.0f, -0.0f, NAN, -INFINITY, INFINITY, 1.0f, -1.0f, 0.5f};
+  const Tensor s8 = testing::f32({8}, special);
+  for (const char* op : {"Max", "Min"}) {
+    const Tensor x = random_tensor(rng, {2, 37, 5});
+    compare_with_reference(OneNode(op, 13).input("A", x).input("B", testing::f32({1, 1, 1}, {0.1f})), std::string(op) + " x, c", 0);
+    compare_with_reference(OneNode(op, 13).input("A", testing::f32({}, {-0.2f})).input("B", x), std::string(op) + " c, x", 0);
+    compare_with_reference(OneNode(op, 13).input("A", x).input("B", random_tensor(rng, {2, 37, 5})), std::string(op) + " x, y", 0);
+    compare_with_reference(OneNode(op, 13).input("A", x).input("B", random_tensor(rng, {37, 1})), std::string(op) + " x, column", 0);
+    for (float c : {0.0f, -0.0f, NAN}) {
+      compare_with_reference(OneNode(op, 13).input("A", s8).input("B", testing::f32({}, {c})), std::string(op) + " special, c", 0);
+      compare_with_reference(OneNode(op, 13).input("A", testing::f32({}, {c})).input("B", s8), std::string(op) + " c, special", 0);
+    }
+  }
+}
+
 // Pow by a scalar 2 squares in float: bit for bit pow's double result rounded, for every exponent type and shape;
 // other exponents and broadcasts that grow the output take the general loop.
 TEST(ElementwiseOps, PowSquareMatchesReference) {

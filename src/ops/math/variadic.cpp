@@ -2,7 +2,8 @@
 // v1: float16/float/double, attribute consumed_inputs (legacy, ignored); v1 and v6 require all inputs to have the
 //     same shape. v8: multidirectional (numpy) broadcasting. Max/Min v12: all integer types too. v13: +bfloat16.
 // Max/Min propagate NaN. Sum and Mean accumulate in double and round once, except float32 Sum of same-shape inputs,
-// which adds in float through the vectorized kernel (kernels/elementwise.hpp).
+// which adds in float through the vectorized kernel (kernels/elementwise.hpp). Float32 Max/Min of two inputs (each
+// full-shaped or one value) take one vectorized pass.
 #include <cstring>
 
 #include "kernels/elementwise.hpp"
@@ -139,6 +140,33 @@ bool sum_fast(KernelContext& ctx) {
   return true;
 }
 
+// float32 Max/Min of two inputs, each of the output's shape or a single value (a threshold, as TensorFlow exports
+// of leaky activations and clamps write): one vectorized pass, combining in the reference's order. False (nothing
+// done) otherwise.
+template <Var op>
+bool min_max_fast(KernelContext& ctx) {
+  if (ctx.num_inputs() != 2 || !ctx.has_input(0) || !ctx.has_input(1)) return false;
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != D::Float || b.dtype() != D::Float) return false;
+  const Dims out = broadcast_dims(a.dims(), b.dims());
+  const bool a_full = a.dims() == out, b_full = b.dims() == out;
+  if (!(a_full || a.element_count() == 1) || !(b_full || b.element_count() == 1)) return false;
+  ctx.set_output(0, allocate_for_overwrite(D::Float, out));
+  float* y = ctx.outputs()[0].tensor.mutable_data<float>();
+  const int64_t n = product(out);
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  const int64_t sa = a_full ? 1 : 0, sb = b_full ? 1 : 0;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = pa[i * sa], v = pb[i * sb];
+    if constexpr (op == Var::Max) y[i] = (v != v || v > x) ? v : x;  // NaN propagates, as in combine()
+    else y[i] = (v != v || v < x) ? v : x;
+  }
+  return true;
+}
+
 void infer_variadic(InferContext& ctx, bool same_shapes) {
   if (ctx.num_inputs() == 0) ctx.error("needs at least one input");
   DataType dt = DataType::Undefined;
@@ -175,9 +203,13 @@ void add_op(Registry& r, const char* name, Var op) {
   auto infer = [](bool same) { return [same](InferContext& ctx) { infer_variadic(ctx, same); }; };
   auto kernel = [op](bool same) {
     return [op, same](const KernelInit& init) {
-      const bool fast = op == Var::Sum && !init.reference_only;
+      const bool fast = !init.reference_only;
       return make_kernel([op, same, fast](KernelContext& ctx) {
-        if (!fast || !sum_fast(ctx)) run_variadic(ctx, op, same);
+        bool done = false;
+        if (fast && op == Var::Sum) done = sum_fast(ctx);
+        if (fast && op == Var::Max && !same) done = min_max_fast<Var::Max>(ctx);
+        if (fast && op == Var::Min && !same) done = min_max_fast<Var::Min>(ctx);
+        if (!done) run_variadic(ctx, op, same);
       });
     };
   };
