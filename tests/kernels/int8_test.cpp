@@ -141,5 +141,52 @@ TEST(Int8FastVsReference, ConvIntegerRandomShapesTypesAndZeroPoints) {
                          "ConvInteger SAME_UPPER", 0);
 }
 
+// DynamicQuantizeLinear's vectorized loops against the reference: the same bytes, scale and zero point, for ranges
+// on either side of zero, values that quantize to exact halves, NaN among the values, and an all-zero input.
+TEST(Int8FastVsReference, DynamicQuantizeLinear) {
+  std::mt19937 rng(14);
+  std::vector<std::vector<float>> inputs;
+  for (auto [lo, hi] : std::vector<std::pair<float, float>>{{-1, 1}, {0.5f, 3}, {-7, -0.25f}, {-1e-3f, 2e4f}}) {
+    std::vector<float> v(1000);
+    for (float& x : v) x = std::uniform_real_distribution<float>(lo, hi)(rng);
+    inputs.push_back(v);
+  }
+  std::vector<float> halves;  // range [-127.5, 127.5]: scale 1, quotients at exact halves
+  for (int i = -255; i <= 255; ++i) halves.push_back(0.5f * static_cast<float>(i));
+  inputs.push_back(halves);
+  std::vector<float> with_nan = inputs[0];
+  with_nan[3] = NAN;
+  with_nan[500] = NAN;
+  inputs.push_back(with_nan);
+  inputs.push_back(std::vector<float>(64, 0.0f));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    OneNode n("DynamicQuantizeLinear", 11);
+    n.input("x", testing::f32({static_cast<int64_t>(inputs[k].size())}, inputs[k])).outputs(3);
+    compare_with_reference(n, "DynamicQuantizeLinear input " + std::to_string(k), 0);
+  }
+}
+
+// Cast of int32 / uint8 / int8 to float32 (the conversions after integer products): one rounding, as the exact
+// conversion through double.
+TEST(Int8FastVsReference, IntegerToFloatCasts) {
+  std::mt19937 rng(15);
+  std::vector<int32_t> v(4096);
+  for (int32_t& x : v) x = static_cast<int32_t>(rng());
+  v[0] = INT32_MIN;
+  v[1] = INT32_MAX;
+  v[2] = (1 << 24) + 1;  // the first integer float cannot hold
+  const std::vector<Datum> out = OneNode("Cast", 21).input("x", testing::make_tensor<int32_t>(DataType::Int32, {4096}, v)).attr_int("to", 1).run();
+  for (size_t i = 0; i < v.size(); ++i)
+    ASSERT_EQ(out[0].tensor.data<float>()[i], static_cast<float>(static_cast<double>(v[i]))) << v[i];
+  for (DataType dt : {DataType::UInt8, DataType::Int8}) {
+    const Tensor t = random_8bit(rng, dt, {300});
+    const std::vector<Datum> o = OneNode("Cast", 21).input("x", t).attr_int("to", 1).run();
+    for (int64_t i = 0; i < 300; ++i) {
+      const double want = dt == DataType::UInt8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
+      ASSERT_EQ(o[0].tensor.data<float>()[i], static_cast<float>(want));
+    }
+  }
+}
+
 }  // namespace ONYX_TEST_FILE
 }  // namespace onyx

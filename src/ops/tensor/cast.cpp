@@ -390,6 +390,23 @@ Tensor cast_tensor(const Tensor& x, DataType to, const CastOptions& o) {
     kernels::float_to_half_array(x.data<float>(), y.mutable_data<uint16_t>(), x.element_count());
     return y;
   }
+  // Integer products and quantized values to float32 (the casts after MatMulInteger / ConvInteger): one rounding,
+  // as the element loop's exact conversion to double and then to float.
+  if (to == D::Float && (x.dtype() == D::Int32 || x.dtype() == D::UInt8 || x.dtype() == D::Int8)) {
+    float* py = y.mutable_data<float>();
+    const int64_t n = static_cast<int64_t>(x.element_count());
+    if (x.dtype() == D::Int32) {
+      const int32_t* px = x.data<int32_t>();
+      for (int64_t i = 0; i < n; ++i) py[i] = static_cast<float>(px[i]);
+    } else if (x.dtype() == D::UInt8) {
+      const uint8_t* px = x.data<uint8_t>();
+      for (int64_t i = 0; i < n; ++i) py[i] = static_cast<float>(px[i]);
+    } else {
+      const int8_t* px = x.data<int8_t>();
+      for (int64_t i = 0; i < n; ++i) py[i] = static_cast<float>(px[i]);
+    }
+    return y;
+  }
   if (to == D::String) {
     write_strings(x, y);
     return y;
