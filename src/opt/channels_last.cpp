@@ -1,7 +1,7 @@
 // Channels-last layout: float 2-D Conv / FusedConv with constant weights become ai.onyx NhwcConv between two
 // Transposes (NCHW -> NHWC before, back after). The Transposes back to NCHW then move down through MaxPool (one
 // output), AveragePool and the global pools (static sizes), which become NhwcMaxPool / NhwcAveragePool, and
-// ops that do not care about the layout (elementwise
+// Resize / Upsample with constant parameters (permuted), ops that do not care about the layout (elementwise
 // activations; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or are constants, which
 // get permuted copies; Concat, whose axis is renamed; inference BatchNormalization, which becomes a depthwise
 // 1x1 NhwcConv; channel shuffles, Reshape-Transpose-Reshape, which shuffle the last axis instead), and a
@@ -116,6 +116,21 @@ Value& int64_constant(PassContext& ctx, const std::string& base, const std::vect
   return ctx.add_initializer(base, std::move(t));
 }
 
+// A Resize / Upsample parameter over the four NCHW axes (scales, sizes: 4 values; roi: 4 starts then 4 ends) in NHWC
+// order; nullopt for another length.
+std::optional<Tensor> to_nhwc_axes(const Tensor& t) {
+  const uint64_t n = t.element_count();
+  const size_t bytes = static_cast<size_t>(dtype_bits(t.dtype()) / 8);
+  if ((n != 4 && n != 8) || bytes == 0 || t.dims().size() != 1 || dtype_bits(t.dtype()) % 8 != 0) return std::nullopt;
+  Tensor out = Tensor::allocate(t.dtype(), t.dims());
+  const uint8_t* src = reinterpret_cast<const uint8_t*>(t.bytes().data());
+  uint8_t* dst = out.mutable_data<uint8_t>();
+  for (uint64_t half = 0; half < n / 4; ++half)
+    for (size_t j = 0; j < 4; ++j)
+      std::memcpy(dst + (half * 4 + j) * bytes, src + (half * 4 + static_cast<size_t>(kToNhwc[j])) * bytes, bytes);
+  return out;
+}
+
 // A channel shuffle over NCHW (ShuffleNet): Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4],
 // Reshape back to [N, C, H, W], reading a Transpose to NCHW. On the NHWC tensor the same shuffle is Reshape
 // [N, H, W, g, C/g], Transpose [0, 1, 2, 4, 3], Reshape [N, H, W, C]: the conversion moves past it.
@@ -189,6 +204,20 @@ bool sink(PassContext& ctx, Node& n) {
       if (!v) return false;
       if (Node* t = transpose_producer(v, kToNchw)) v = t->inputs[0];
       else if (!(v = permuted_constant(ctx, v))) return false;
+    }
+  } else if ((is_op(&n, "Resize") && a.opset(&n) >= 10) || (is_op(&n, "Upsample") && a.opset(&n) >= 9)) {
+    // Each axis is resized on its own: on the NHWC tensor, with its constant roi / scales / sizes permuted alike.
+    Node* t = transpose_producer(n.inputs[0], kToNchw);
+    if (!t || a.rank(n.inputs[0]) != 4 || n.attribute("axes")) return false;
+    inputs[0] = t->inputs[0];
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      if (!inputs[i]) continue;
+      const Tensor* c = a.constant(inputs[i]);
+      if (!c) return false;
+      if (c->element_count() == 0) continue;
+      std::optional<Tensor> permuted = to_nhwc_axes(*c);
+      if (!permuted) return false;
+      inputs[i] = &ctx.add_initializer(inputs[i]->name + "_nhwc", std::move(*permuted));
     }
   } else if (is_op(&n, "Concat")) {
     if (a.rank(n.outputs[0]) != 4) return false;

@@ -126,6 +126,40 @@ TEST(ChannelsLast, ChannelShuffleStaysChannelsLast) {
   expect_idempotent(g.bytes(), 3);
 }
 
+// Resize between convolutions (a decoder's upsampling) runs on the NHWC tensor, its constant sizes, scales and roi
+// permuted: linear with sizes, nearest with scales (Resize-11), Upsample-9, and a crop with roi.
+TEST(ChannelsLast, ResizeStaysChannelsLast) {
+  struct Case {
+    int64_t opset;
+    std::string op;
+    std::vector<std::string> inputs;
+    std::vector<Attr> attrs;
+  };
+  const std::vector<Case> cases = {
+      {13, "Resize", {"c1", "", "", "sizes"}, {{"mode", "linear"}}},
+      {11, "Resize", {"c1", "roi", "scales"}, {{"mode", "nearest"}}},
+      {9, "Upsample", {"c1", "scales"}, {{"mode", "linear"}}},
+      {13, "Resize", {"c1", "roi", "", "sizes"}, {{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}}},
+  };
+  for (const Case& c : cases) {
+    GraphSpec g(c.opset);
+    g.input("x", DataType::Float, {1, 3, 5, 6}).random("w1", {4, 3, 3, 3}).random("w2", {2, 4, 1, 1});
+    g.ints("sizes", {4}, {1, 4, 9, 11}).floats("scales", {4}, {1, 1, 2, 1.5f});
+    g.floats("roi", {8}, {0, 0, 0.1f, 0, 1, 1, 0.9f, 1.2f});
+    g.node("Conv", {"x", "w1"}, {"c1"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})
+        .node(c.op, c.inputs, {"up"}, c.attrs)
+        .node("Conv", {"up", "w2"}, {"y"})
+        .output("y");
+    Model m = load_ir(g.bytes());
+    optimize_ir(m, 3);
+    const V ops = op_list(m);
+    EXPECT_EQ(ops, (V{"Transpose", "ai.onyx.NhwcConv", c.op, "ai.onyx.NhwcConv", "Transpose"}))
+        << c.op << "-" << c.opset << ": " << ::testing::PrintToString(ops);
+    expect_same_outputs(g.bytes());
+    expect_idempotent(g.bytes(), 3);
+  }
+}
+
 // Where the conversion cannot happen or would not pay, the graph keeps its ops.
 TEST(ChannelsLast, LeavesWhatItCannotConvert) {
   // W is a graph input (not constant): the Conv stays NCHW; a pool outside any region stays too.
