@@ -1,12 +1,12 @@
 // Channels-last layout: float 2-D Conv / FusedConv with constant weights become ai.onyx NhwcConv between two
 // Transposes (NCHW -> NHWC before, back after). The Transposes back to NCHW then move down through MaxPool (one
-// output), AveragePool and the global pools (static sizes), which become NhwcMaxPool / NhwcAveragePool, and
-// Resize / Upsample with constant parameters (permuted), ops that do not care about the layout (elementwise
-// activations; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or are constants, which
-// get permuted copies; Concat, whose axis is renamed; inference BatchNormalization, which becomes a depthwise
-// 1x1 NhwcConv; channel shuffles, Reshape-Transpose-Reshape, which shuffle the last axis instead), and a
-// Transpose to NHWC reading one back to NCHW reads the NHWC tensor instead. What is
-// left are conversions at the edges of each channels-last region.
+// output), AveragePool and the global pools (static sizes), which become NhwcMaxPool / NhwcAveragePool; Resize /
+// Upsample with constant parameters (permuted); ops that do not care about the layout (elementwise activations;
+// Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or are constants, which get permuted
+// copies; Concat, whose axis is renamed and whose constant inputs are permuted); inference BatchNormalization,
+// which becomes a depthwise 1x1 NhwcConv; and channel shuffles, Reshape-Transpose-Reshape, which shuffle the last
+// axis instead. A Transpose to NHWC reading one back to NCHW reads the NHWC tensor instead. What is left are
+// conversions at the edges of each channels-last region.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -223,10 +223,14 @@ bool sink(PassContext& ctx, Node& n) {
     if (a.rank(n.outputs[0]) != 4) return false;
     auto axis = attr_int(n, "axis");
     if (!axis || *axis < -4 || *axis > 3) return false;
+    // Constants join permuted (TFLite exports pad channels with a Concat of zeros).
+    bool any = false;
+    for (Value* v : inputs) any = any || transpose_producer(v, kToNchw);
+    if (!any) return false;
     for (Value*& v : inputs) {
-      Node* t = transpose_producer(v, kToNchw);
-      if (!t) return false;
-      v = t->inputs[0];
+      if (!v || a.rank(v) != 4) return false;
+      if (Node* t = transpose_producer(v, kToNchw)) v = t->inputs[0];
+      else if (!(v = permuted_constant(ctx, v))) return false;
     }
     const int64_t k = *axis < 0 ? *axis + 4 : *axis;
     for (Attribute& at : attrs)

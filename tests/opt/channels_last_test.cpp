@@ -160,6 +160,25 @@ TEST(ChannelsLast, ResizeStaysChannelsLast) {
   }
 }
 
+// A TFLite-style channel padding, Concat with a constant block of zeros, between convolutions stays channels-last.
+TEST(ChannelsLast, ConcatWithConstantStaysChannelsLast) {
+  GraphSpec g(13);
+  g.input("x", DataType::Float, {1, 3, 6, 5}).random("w1", {4, 3, 3, 3}).random("w2", {2, 6, 1, 1});
+  g.floats("zeros", {1, 2, 6, 5}, std::vector<float>(60, 0.0f));
+  g.node("Conv", {"x", "w1"}, {"c1"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})
+      .node("Relu", {"c1"}, {"r1"})
+      .node("Concat", {"r1", "zeros"}, {"padded"}, {{"axis", int64_t{1}}})
+      .node("Conv", {"padded", "w2"}, {"y"})
+      .output("y");
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 3);
+  const V ops = op_list(m);
+  EXPECT_EQ(ops, (V{"Transpose", "ai.onyx.NhwcConv", "Concat", "ai.onyx.NhwcConv", "Transpose"}))
+      << ::testing::PrintToString(ops);
+  expect_same_outputs(g.bytes());
+  expect_idempotent(g.bytes(), 3);
+}
+
 // Where the conversion cannot happen or would not pay, the graph keeps its ops.
 TEST(ChannelsLast, LeavesWhatItCannotConvert) {
   // W is a graph input (not constant): the Conv stays NCHW; a pool outside any region stays too.
