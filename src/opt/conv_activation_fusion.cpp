@@ -37,8 +37,10 @@ std::optional<std::vector<float>> fused_activation_params(const Analysis& a, con
 }
 
 std::optional<std::vector<Attribute>> fused_activation_attrs(const Analysis& a, const Node& act) {
-  // Standard activations, and the ai.onyx Gelu that gelu-fusion makes below opset 20.
-  const bool domain_ok = act.domain.empty() || (act.domain == kOnyxDomain && act.op_type == "Gelu");
+  // Standard activations, and the ai.onyx Gelu / HardSwish that gelu-fusion / hard-swish-fusion make below the
+  // opsets that have them.
+  const bool domain_ok =
+      act.domain.empty() || (act.domain == kOnyxDomain && (act.op_type == "Gelu" || act.op_type == "HardSwish"));
   const ops::FusedActivation* f = ops::find_fused_activation(act.op_type);
   if (!f || !domain_ok || !a.def(&act) || act.outputs.size() != 1 || !act.outputs[0]) return std::nullopt;
   auto params = fused_activation_params(a, act, *f);
@@ -89,7 +91,8 @@ bool fuse_conv_activation(PassContext& ctx) {
   std::vector<Node*> order;
   for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
   for (Node* n : order)
-    if (ctx.alive(n) && n->domain.empty() && ops::find_fused_activation(n->op_type)) changed |= fuse_one(ctx, *n);
+    if (ctx.alive(n) && (n->domain.empty() || n->domain == kOnyxDomain) && ops::find_fused_activation(n->op_type))
+      changed |= fuse_one(ctx, *n);
   return changed;
 }
 

@@ -20,6 +20,7 @@ const std::vector<PassInfo>& passes() {
       {"attention-fusion", 2, fuse_attention},
       {"layer-norm-fusion", 2, fuse_layer_norm},
       {"gelu-fusion", 2, fuse_gelu},
+      {"hard-swish-fusion", 2, fuse_hard_swish},
       {"batch-norm-folding", 2, fold_batch_norm},
       {"conv-mul-add-folding", 2, fold_conv_mul_add},
       {"pad-conv-fusion", 2, fuse_pad_into_conv},

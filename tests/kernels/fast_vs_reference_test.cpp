@@ -561,6 +561,30 @@ TEST(FastKernels, PoolsMatchReference) {
 // ConvTranspose on oneDNN's deconvolution against the reference (GEMM + col2im): 1-D to 3-D, groups, strides,
 // dilations, uneven pads, auto_pad, output_padding and output_shape; each case with and without B, and with W
 // constant (packed at creation) or fed at run time (reordered at each run; B then fed too). Random spatial sizes.
+// A ConvTranspose whose windows tile the output (kernel = stride: a decoder's upsampling) runs as one matrix
+// product per image and a scatter: 1-D to 3-D, one or several output channels, with and without bias.
+TEST(FastKernels, NonOverlappingConvTransposeMatchesReference) {
+  std::mt19937 rng(29);
+  struct Case {
+    std::vector<int64_t> x, k;
+    int64_t M;
+  };
+  const Case cases[] = {{{1, 24, 6, 7}, {2, 2}, 1}, {{2, 5, 4, 3}, {2, 2}, 3}, {{1, 4, 9}, {3}, 2},
+                        {{1, 3, 2, 3, 4}, {2, 2, 2}, 2}, {{1, 6, 3, 5}, {3, 2}, 4}};
+  for (const Case& c : cases)
+    for (bool bias : {false, true}) {
+      std::vector<int64_t> w_dims{c.x[1], c.M};
+      w_dims.insert(w_dims.end(), c.k.begin(), c.k.end());
+      OneNode n("ConvTranspose", 11);
+      n.input("X", random_floats(rng, c.x)).constant_input("W", random_floats(rng, w_dims));
+      if (bias) n.constant_input("B", random_floats(rng, {c.M}));
+      n.attr_ints("strides", c.k);
+      compare(n, "ConvTranspose kernel = stride, M" + std::to_string(c.M) + " rank " + std::to_string(c.k.size()) +
+                     (bias ? " +B" : ""),
+              "matmul");
+    }
+}
+
 TEST(FastKernels, ConvTransposeMatchesReference) {
   std::mt19937 rng(28);
   struct Case {

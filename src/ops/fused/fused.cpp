@@ -135,6 +135,7 @@ void register_fused(Registry& r) {
               [](InferContext& ctx) { infer_as(ctx, standard("Conv", kConvVersion)); },
               [](const KernelInit& init) -> std::unique_ptr<Kernel> { return std::make_unique<FusedConvKernel>(init); }});
   add_alias(r, "Gelu", "Gelu", 20);
+  add_alias(r, "HardSwish", "HardSwish", 22);
   add_alias(r, "LayerNormalization", "LayerNormalization", 17);
   add_alias(r, "Attention", "Attention", 23);
 }

@@ -13,6 +13,7 @@
 
 #include "kernels/conv.hpp"
 #include "kernels/conv_transpose.hpp"
+#include "kernels/gemm.hpp"
 #include "ir/tensor_alloc.hpp"
 #include "ops/nn/nn_kit.hpp"
 
@@ -500,6 +501,12 @@ class FastConvTranspose : public Kernel {
       const kernels::ConvTransposeShape shape = shape_for(wd);
       w_ = w;
       packed_ = std::make_unique<kernels::PackedConvTranspose>(shape, w->data<float>());
+      if (a_.group == 1) {
+        const int64_t C = wd[0], cols = static_cast<int64_t>(w->element_count()) / C;
+        wt_.resize(w->element_count());
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t j = 0; j < cols; ++j) wt_[static_cast<size_t>(j * C + c)] = w->data<float>()[c * cols + j];
+      }
       // A static input shape gets its primitive (and W its packed copy) now, not on the first run.
       const Type* x = init.input_types.empty() ? nullptr : init.input_types[0];
       std::optional<Dims> xd = x ? static_dims(*x) : std::nullopt;
@@ -561,6 +568,10 @@ class FastConvTranspose : public Kernel {
       return false;
     }
     const bool packed = w_ && w.bytes().data() == w_->bytes().data() && wd == w_->dims();
+    if (packed && !wt_.empty() && non_overlapping(g)) {
+      run_as_product(x, b, M, g, ctx);
+      return true;
+    }
     const kernels::PackedConvTranspose& k = packed ? *packed_ : unpacked(wd);
     const kernels::ConvTransposeSizes sz = sizes(xd[0], g, b != nullptr);
     if (!k.prepare(sz)) return false;
@@ -572,8 +583,61 @@ class FastConvTranspose : public Kernel {
     return true;
   }
 
+  // Windows that tile the output without overlap or gaps (kernel = stride, no dilation or padding: a decoder's 2x
+  // upsampling), where each input pixel writes its own kernel-sized block.
+  static bool non_overlapping(const TransposeGeom& g) {
+    for (size_t i = 0; i < g.in.size(); ++i)
+      if (g.kernel[i] != g.strides[i] || g.dilations[i] != 1 || g.out[i] != g.in[i] * g.strides[i] ||
+          g.pads[i] != 0 || g.pads[g.in.size() + i] != 0)
+        return false;
+    return true;
+  }
+
+  // The same result as one matrix product per image, Z [M * kernel, pixels] = W^T [M * kernel, C] x X [C, pixels],
+  // whose rows are then scattered to their kernel offsets (plus the bias). oneDNN's deconvolution is slow here:
+  // with few output channels it computes mostly padding of its blocked layout.
+  void run_as_product(const Tensor& x, const Tensor* b, int64_t M, const TransposeGeom& g, KernelContext& ctx) {
+    const Dims& xd = x.dims();
+    const int64_t N = xd[0], C = xd[1], kprod = product(g.kernel), pixels = product(g.in), rows = M * kprod;
+    Dims yd{N, M};
+    yd.insert(yd.end(), g.out.begin(), g.out.end());
+    ctx.set_output(0, allocate_for_overwrite(DataType::Float, yd));
+    float* y = ctx.outputs()[0].tensor.mutable_data<float>();
+    std::vector<float> z(static_cast<size_t>(rows * pixels));
+    const size_t r = g.in.size();
+    const int64_t out_pixels = product(g.out);
+    for (int64_t n = 0; n < N; ++n) {
+      kernels::batched_matmul(wt_.data(), {rows, C}, x.data<float>() + n * C * pixels, {C, pixels}, z.data());
+      float* yn = y + n * M * out_pixels;
+#pragma omp parallel for schedule(static) if (rows * pixels > (int64_t{1} << 16))
+      for (int64_t row = 0; row < rows; ++row) {
+        const int64_t m = row / kprod;
+        const float bias = b ? b->data<float>()[m] : 0.0f;
+        Dims k(r), at(r, 0);
+        for (int64_t rest = row % kprod, d = static_cast<int64_t>(r); d-- > 0;) {
+          k[static_cast<size_t>(d)] = rest % g.kernel[static_cast<size_t>(d)];
+          rest /= g.kernel[static_cast<size_t>(d)];
+        }
+        const float* src = z.data() + row * pixels;
+        float* ym = yn + m * out_pixels;
+        const int64_t last = g.in[r - 1], step = g.strides[r - 1];
+        for (int64_t p = 0; p < pixels; p += last) {  // one input line at a time
+          int64_t off = 0;
+          for (size_t d = 0; d < r; ++d) off = off * g.out[d] + at[d] * g.strides[d] + k[d];
+          float* dst = ym + off;
+          for (int64_t i = 0; i < last; ++i) dst[i * step] = src[p + i] + bias;
+          for (size_t d = r - 1; d-- > 0;) {  // the next line's index (the last axis stays 0)
+            if (++at[d] < g.in[d]) break;
+            at[d] = 0;
+          }
+        }
+      }
+    }
+  }
+
   ConvAttrs a_;
   const Tensor* w_ = nullptr;  // the constant W packed_ holds
+  std::vector<float> wt_;      // its transpose [M * kernel, C], for non-overlapping windows with group 1
   std::unique_ptr<kernels::PackedConvTranspose> packed_;
   std::mutex mutex_;
   std::map<Dims, std::unique_ptr<kernels::PackedConvTranspose>> unpacked_;

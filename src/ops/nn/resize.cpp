@@ -15,6 +15,7 @@
 // the tensor product of the taps, computed in double. Nearest mode copies elements, so it serves every type.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ops/op_kit.hpp"
@@ -344,14 +345,14 @@ std::vector<Tap> axis_taps(const Params& p, int64_t o, int64_t in, int64_t out, 
   return taps;
 }
 
-// Float32 fast path for linear and cubic modes, for at most two adjacent resized axes (every other axis maps each
+// Float32 fast path, for at most two adjacent resized axes (every other axis maps each
 // index to itself, as when only H and W change, channels first or last): the tensor is [outer, A, B, inner]. Each
 // output row (one index of A) is first the weighted sum of its input rows (contiguous, vectorized), then each output
 // element of it the weighted sum of that row's elements at its B taps. Float sums with weights rounded once from
-// double: the reference sums the tensor product of the taps in double, so results differ in the last bits. Rows in
-// parallel. False when the axes do not fit.
+// double: the reference sums the tensor product of the taps in double, so results differ in the last bits. Nearest
+// mode copies the element of its single tap per axis, exactly. Rows in parallel. False when the axes do not fit.
 bool resize_float_fast(const Tensor& x, Tensor& y, const Dims& in, const Dims& out, const Dims& in_strides,
-                       const std::vector<std::vector<std::vector<Tap>>>& taps, float extrap) {
+                       const std::vector<std::vector<std::vector<Tap>>>& taps, float extrap, bool nearest) {
   const size_t rank = in.size();
   if (rank < 2) return false;
   std::vector<size_t> moved;
@@ -402,6 +403,17 @@ bool resize_float_fast(const Tensor& x, Tensor& y, const Dims& in, const Dims& o
       float* out_row = dst + r * OB * inner;
       if (ta.start[oa] == ta.start[oa + 1]) {
         std::fill(out_row, out_row + OB * inner, extrap);
+        continue;
+      }
+      if (nearest) {  // one tap per axis: copies of input elements
+        const float* in_row_p = block + ta.index[ta.start[oa]];
+        for (int64_t ob = 0; ob < OB; ++ob) {
+          const size_t k0 = tb.start[static_cast<size_t>(ob)];
+          float* o = out_row + ob * inner;
+          if (k0 == tb.start[static_cast<size_t>(ob) + 1]) std::fill(o, o + inner, extrap);
+          else if (inner == 1) *o = in_row_p[tb.index[k0]];
+          else std::memcpy(o, in_row_p + tb.index[k0], static_cast<size_t>(inner) * sizeof(float));
+        }
         continue;
       }
       float* rp = row.data();
@@ -468,8 +480,9 @@ void run_resize(const Params& p, KernelContext& ctx, bool fast) {
       taps[d][o] = std::move(t);
     }
   }
-  if (fast && x.dtype() == D::Float && p.mode != Mode::Nearest &&
-      resize_float_fast(x, y, in, plan.out, in_strides, taps, from_double<float>(p.extrapolation)))
+  if (fast && x.dtype() == D::Float &&
+      resize_float_fast(x, y, in, plan.out, in_strides, taps, from_double<float>(p.extrapolation),
+                        p.mode == Mode::Nearest))
     return;
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
