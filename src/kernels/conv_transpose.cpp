@@ -98,15 +98,15 @@ void PackedConvTranspose::run_nchw(const ConvTransposeSizes& sz, const float* x,
   memory xs(p->src_plain, eng, const_cast<float*>(x)), yd(p->dst_plain, eng, y);
   memory src = xs, dst = yd, weights = p->packed;
   if (p->to_src) {
-    src = memory(p->src, eng);
+    src = thread_memory(0, p->src);
     p->to_src(xs, src);
   }
-  if (p->from_dst) dst = memory(p->dst, eng);
+  if (p->from_dst) dst = thread_memory(1, p->dst);
   if (!packs_) {
     memory wp(plain_weights_, eng, const_cast<float*>(w));
     weights = wp;
     if (p->pack_weights) {
-      weights = memory(p->weights, eng);
+      weights = thread_memory(2, p->weights);
       p->pack_weights(wp, weights);
     }
   }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "base/error.hpp"
 #include "format/mapped_file.hpp"
 
 namespace onyx::kernels {
@@ -38,6 +39,27 @@ struct ThreadScratchpad {
   }
 };
 
+// Grow-only buffers of one thread, by slot.
+struct ThreadBuffers {
+  static constexpr int kSlots = 3;
+  void* data[kSlots] = {};
+  size_t size[kSlots] = {};
+  ~ThreadBuffers() {
+    for (void* p : data) std::free(p);
+  }
+  void* get(int slot, size_t bytes) {
+    if (bytes > size[slot]) {
+      const size_t rounded = (bytes + 4095) / 4096 * 4096;
+      void* p = std::aligned_alloc(4096, rounded);
+      if (!p) throw std::bad_alloc();
+      std::free(data[slot]);
+      data[slot] = p;
+      size[slot] = rounded;
+    }
+    return data[slot];
+  }
+};
+
 void add_scratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& d) {
   const size_t bytes = d.get_size();
   if (bytes == 0) return;
@@ -54,6 +76,15 @@ dnnl::primitive_attr Epilogue::attr() const {
   dnnl::primitive_attr a;
   a.set_post_ops(ops);
   return a;
+}
+
+dnnl::memory thread_memory(int slot, const dnnl::memory::desc& desc) {
+  constexpr size_t kKeepBytes = size_t{64} << 20;
+  if (slot < 0 || slot >= ThreadBuffers::kSlots) fail("thread_memory: no slot ", slot);
+  const size_t bytes = desc.get_size();
+  if (bytes > kKeepBytes) return dnnl::memory(desc, cpu_engine());
+  thread_local ThreadBuffers buffers;
+  return dnnl::memory(desc, cpu_engine(), buffers.get(slot, bytes));
 }
 
 dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr) {

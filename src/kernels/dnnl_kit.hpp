@@ -40,6 +40,13 @@ dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr = {});
 void run_primitive(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
                    std::unordered_map<int, dnnl::memory> args);
 
+// Memory of `desc` in the calling thread's buffer `slot` (0 to 2: a primitive's source, destination and weights in
+// the layouts its kernel wants), kept and grown between runs: memory oneDNN allocated per run would be mapped and
+// page-faulted anew each time, which on a large tensor costs more than converting it. Valid until the thread asks
+// for the same slot again (runs wait for their primitives before returning). Above 64 MiB a buffer is allocated
+// for the caller and not kept: the faults are small next to the work on such tensors.
+dnnl::memory thread_memory(int slot, const dnnl::memory::desc& desc);
+
 // A reorder between two layouts, made and run that way.
 class Reorder {
  public:
