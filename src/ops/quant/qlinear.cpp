@@ -576,9 +576,16 @@ bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
   const int64_t rows = Cg * K;  // the GEMM's inner dimension
   if (O == 0 || OC == 0 || N == 0) return true;
   const int64_t block = std::clamp<int64_t>((int64_t{1} << 20) / std::max<int64_t>(rows, 1), 16, O);
-  std::vector<int8_t> cols(static_cast<size_t>(rows * block));
-  std::vector<int32_t> acc(static_cast<size_t>(OCg * block));
-  std::vector<uint32_t> colsum(static_cast<size_t>(block));
+  // Buffers the calling thread keeps between calls (allocated per call, megabytes are mapped and faulted anew).
+  thread_local std::vector<int8_t> cols_buffer;
+  thread_local std::vector<int32_t> acc_buffer;
+  thread_local std::vector<uint32_t> colsum_buffer;
+  if (cols_buffer.size() < static_cast<size_t>(rows * block)) cols_buffer.resize(static_cast<size_t>(rows * block));
+  if (acc_buffer.size() < static_cast<size_t>(OCg * block)) acc_buffer.resize(static_cast<size_t>(OCg * block));
+  if (colsum_buffer.size() < static_cast<size_t>(block)) colsum_buffer.resize(static_cast<size_t>(block));
+  int8_t* cols = cols_buffer.data();  // pointers: inside parallel regions the names would be other threads' own
+  int32_t* acc = acc_buffer.data();
+  uint32_t* colsum = colsum_buffer.data();
   const Dims in_strides = strides_of(Dims(xd.begin() + 2, xd.end()));
   const uint8_t* xb = x.data<uint8_t>();
   const uint8_t flip = x_u8 ? 0x80 : 0;  // uint8 - 128 as int8 is the byte with its top bit flipped
@@ -641,10 +648,10 @@ bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
           im2col_row(xb + (n * C + g * Cg + c) * in_sp, kidx, o0, nb, &cols[static_cast<size_t>(r * nb)]);
         }
         const uint8_t* wg = w.data<uint8_t>() + static_cast<size_t>(g * OCg * rows);
-        kernels::int8_gemm(w_signed, wg, per_channel ? 0 : wz[static_cast<size_t>(g * OCg)], cols.data(), col_zero, OCg, nb,
-                           rows, acc.data());
+        kernels::int8_gemm(w_signed, wg, per_channel ? 0 : wz[static_cast<size_t>(g * OCg)], cols, col_zero, OCg, nb,
+                           rows, acc);
         if (per_channel) {
-          std::fill(colsum.begin(), colsum.begin() + nb, 0u);
+          std::fill(colsum, colsum + nb, 0u);
           for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = 0; j < nb; ++j)
               colsum[static_cast<size_t>(j)] += static_cast<uint32_t>(cols[static_cast<size_t>(r * nb + j)] - col_zero);
