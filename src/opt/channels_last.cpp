@@ -1,12 +1,12 @@
 // Channels-last layout: float 2-D Conv / FusedConv with constant weights become ai.onyx NhwcConv between two
 // Transposes (NCHW -> NHWC before, back after). The Transposes back to NCHW then move down through MaxPool (one
-// output), AveragePool and the global pools (static sizes), which become NhwcMaxPool / NhwcAveragePool; Resize /
-// Upsample with constant parameters (permuted); ops that do not care about the layout (elementwise activations;
-// Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or are constants, which get permuted
-// copies; Concat, whose axis is renamed and whose constant inputs are permuted); inference BatchNormalization,
-// which becomes a depthwise 1x1 NhwcConv; and channel shuffles, Reshape-Transpose-Reshape, which shuffle the last
-// axis instead. A Transpose to NHWC reading one back to NCHW reads the NHWC tensor instead. What is left are
-// conversions at the edges of each channels-last region.
+// output), AveragePool and the global pools, which become NhwcMaxPool / NhwcAveragePool (for dynamic sizes, a mean
+// or max over H and W); Resize / Upsample with constant parameters (permuted); ops that do not care about the
+// layout (elementwise activations; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or
+// are constants, which get permuted copies; Concat, whose axis is renamed and whose constant inputs are permuted);
+// inference BatchNormalization, which becomes a depthwise 1x1 NhwcConv; and channel shuffles,
+// Reshape-Transpose-Reshape, which shuffle the last axis instead. A Transpose to NHWC reading one back to NCHW reads
+// the NHWC tensor instead. What is left are conversions at the edges of each channels-last region.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -182,15 +182,27 @@ bool sink(PassContext& ctx, Node& n) {
     op = "Nhwc" + n.op_type;
     domain = kOnyxDomain;
   } else if ((is_op(&n, "GlobalAveragePool") || is_op(&n, "GlobalMaxPool")) && n.inputs.size() == 1) {
-    // The window is the whole (static) plane: the channels-last pool of that kernel.
+    // The window is the whole plane: the channels-last pool of that kernel when the plane's size is static, else a
+    // mean or max over the NHWC tensor's H and W axes.
     Node* t = transpose_producer(n.inputs[0], kToNchw);
     auto d = a.static_dims(n.inputs[0]);
-    if (!t || !d || d->size() != 4 || a.dtype(n.inputs[0]) != DataType::Float) return false;
+    if (!t || a.rank(n.inputs[0]) != 4 || a.dtype(n.inputs[0]) != DataType::Float) return false;
     inputs[0] = t->inputs[0];
-    op = n.op_type == "GlobalAveragePool" ? "NhwcAveragePool" : "NhwcMaxPool";
-    domain = kOnyxDomain;
     attrs.clear();
-    attrs.push_back(make_attr_ints("kernel_shape", {(*d)[2], (*d)[3]}));
+    if (d) {
+      op = n.op_type == "GlobalAveragePool" ? "NhwcAveragePool" : "NhwcMaxPool";
+      domain = kOnyxDomain;
+      attrs.push_back(make_attr_ints("kernel_shape", {(*d)[2], (*d)[3]}));
+    } else {
+      op = n.op_type == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax";
+      domain = "";
+      const int64_t opset = ctx.opset("");
+      if (!standard_def(op.c_str(), opset)) return false;
+      attrs.push_back(make_attr_int("keepdims", 1));
+      const std::string name = n.name.empty() ? n.outputs[0]->name : n.name;
+      if (opset >= 18) inputs.push_back(&int64_constant(ctx, name + "_nhwc_axes", {1, 2}));
+      else attrs.push_back(make_attr_ints("axes", {1, 2}));
+    }
   } else if (layout_free_unary(a, n)) {
     Node* t = transpose_producer(n.inputs[0], kToNchw);
     if (!t) return false;

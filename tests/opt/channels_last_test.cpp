@@ -179,6 +179,28 @@ TEST(ChannelsLast, ConcatWithConstantStaysChannelsLast) {
   expect_idempotent(g.bytes(), 3);
 }
 
+// A squeeze-excitation block on an input of dynamic size: the global pool becomes a mean over the NHWC tensor's H
+// and W, and the block stays channels-last (ReduceMean's axes as an attribute before opset 18, an input from it).
+TEST(ChannelsLast, DynamicGlobalPoolStaysChannelsLast) {
+  for (int64_t opset : {int64_t{13}, int64_t{18}}) {
+    GraphSpec g(opset);
+    g.input("x", DataType::Float, {1, 4, -1, -1}).random("w1", {8, 4, 3, 3}).random("w2", {8, 8, 1, 1});
+    g.node("Conv", {"x", "w1"}, {"c1"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})
+        .node("GlobalAveragePool", {"c1"}, {"p"})
+        .node("Conv", {"p", "w2"}, {"s"})
+        .node("Sigmoid", {"s"}, {"g"})
+        .node("Mul", {"c1", "g"}, {"y"})
+        .output("y");
+    Model m = load_ir(g.bytes());
+    optimize_ir(m, 3);
+    const V ops = op_list(m);
+    EXPECT_EQ(count(ops, "Transpose"), 2u) << opset << ": " << ::testing::PrintToString(ops);
+    EXPECT_EQ(count(ops, "ReduceMean"), 1u) << opset << ": " << ::testing::PrintToString(ops);
+    expect_same_outputs(g.bytes());
+    expect_idempotent(g.bytes(), 3);
+  }
+}
+
 // Where the conversion cannot happen or would not pay, the graph keeps its ops.
 TEST(ChannelsLast, LeavesWhatItCannotConvert) {
   // W is a graph input (not constant): the Conv stays NCHW; a pool outside any region stays too.
