@@ -166,6 +166,32 @@ TEST(Int8FastVsReference, DynamicQuantizeLinear) {
   }
 }
 
+// DequantizeLinear of uint8 / int8 to float32 in one pass against the reference: per tensor and per axis, with and
+// without a zero point; a blocked scale goes to the reference.
+TEST(Int8FastVsReference, DequantizeLinear) {
+  std::mt19937 rng(16);
+  auto scales = [&](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = std::uniform_real_distribution<float>(1e-3f, 0.2f)(rng);
+    return testing::f32(n == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{n}, v);
+  };
+  const std::vector<int64_t> dims = {3, 5, 7};
+  for (DataType dt : {DataType::UInt8, DataType::Int8})
+    for (int64_t axis : {int64_t{-4}, int64_t{0}, int64_t{1}, int64_t{-1}})  // -4: per tensor
+      for (bool with_zp : {false, true}) {
+        const int64_t c = axis == -4 ? 1 : dims[static_cast<size_t>(axis < 0 ? axis + 3 : axis)];
+        OneNode n("DequantizeLinear", 21);
+        n.input("x", random_8bit(rng, dt, dims)).input("scale", scales(c));
+        if (with_zp) n.input("zero_point", random_8bit(rng, dt, c == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{c}));
+        if (axis != -4) n.attr_int("axis", axis);
+        compare_with_reference(n, "DequantizeLinear axis " + std::to_string(axis) + (with_zp ? " zp" : ""), 0);
+      }
+  OneNode blocked("DequantizeLinear", 21);
+  blocked.input("x", random_8bit(rng, DataType::Int8, {4, 6})).input("scale", testing::f32({4, 2}, std::vector<float>(8, 0.5f)));
+  blocked.attr_int("axis", 1).attr_int("block_size", 3);
+  compare_with_reference(blocked, "DequantizeLinear blocked", 0);
+}
+
 // Cast of int32 / uint8 / int8 to float32 (the conversions after integer products): one rounding, as the exact
 // conversion through double.
 TEST(Int8FastVsReference, IntegerToFloatCasts) {

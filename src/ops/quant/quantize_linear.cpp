@@ -30,6 +30,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/tensor_alloc.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -454,6 +455,50 @@ void run_dq(const DQAttrs& d, KernelContext& ctx) {
   }
 }
 
+// uint8 / int8 to float32 with a float32 scale per tensor or per axis (the weights of dynamically and statically
+// quantized models, dequantized at session creation): one pass, the same values as run_dq (the difference is an
+// exact small integer, the product rounds once in either precision). False when another case applies.
+bool run_dq_fast(const DQAttrs& d, KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& s = ctx.input(1);
+  const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  if ((x.dtype() != D::UInt8 && x.dtype() != D::Int8) || s.dtype() != D::Float || (zp && zp->dtype() != x.dtype()) ||
+      dq_output_type(d, s.dtype()) != D::Float || d.block_size != 0)
+    return false;
+  const Dims& xd = x.dims();
+  const int64_t rank = static_cast<int64_t>(xd.size());
+  int64_t channels = 1, inner = 1;
+  if (s.element_count() != 1) {  // per axis: a 1-D scale along `axis`
+    const int64_t axis = d.axis < 0 ? d.axis + rank : d.axis;
+    if (d.version < 13 || axis < 0 || axis >= rank || s.dims() != Dims{xd[static_cast<size_t>(axis)]}) return false;
+    channels = xd[static_cast<size_t>(axis)];
+    inner = product(Dims(xd.begin() + axis + 1, xd.end()));
+  } else if (s.dims().size() > 1) {
+    return false;
+  }
+  if (zp && zp->dims() != s.dims()) return false;
+  const int64_t n = static_cast<int64_t>(x.element_count());
+  ctx.set_output(0, allocate_for_overwrite(D::Float, xd));
+  float* y = ctx.outputs()[0].tensor.mutable_data<float>();
+  const float* sc = s.data<float>();
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data<T>();
+    const T* pz = zp ? zp->data<T>() : nullptr;
+    for (int64_t c0 = 0; c0 < n; c0 += inner) {  // one run of `inner` elements shares its scale
+      const int64_t p = (c0 / inner) % channels;
+      const float scale = sc[p];
+      const int32_t z = pz ? static_cast<int32_t>(pz[p]) : 0;
+      for (int64_t i = c0; i < c0 + inner; ++i) y[i] = static_cast<float>(static_cast<int32_t>(px[i]) - z) * scale;
+    }
+  };
+  if (n == 0) return true;
+  if (channels == 1) inner = n;
+  if (x.dtype() == D::UInt8) run(uint8_t{});
+  else run(int8_t{});
+  return true;
+}
+
 // ---- DynamicQuantizeLinear ----
 
 void run_dynamic(KernelContext& ctx) {
@@ -553,7 +598,10 @@ void register_quantize_linear(Registry& r) {
     auto dinfer = [v](InferContext& ctx) { infer_dq(parse_dq(ctx.attrs, v), ctx); };
     auto dkernel = [v](const KernelInit& init) {
       DQAttrs d = parse_dq(init.attrs, v);
-      return make_kernel([d](KernelContext& ctx) { run_dq(d, ctx); });
+      if (init.reference_only) return make_kernel([d](KernelContext& ctx) { run_dq(d, ctx); });
+      return make_kernel([d](KernelContext& ctx) {
+        if (!run_dq_fast(d, ctx)) run_dq(d, ctx);
+      });
     };
     r.add(OpDef{"", "DequantizeLinear", v, dt, dinfer, dkernel});
   }
