@@ -524,8 +524,8 @@ TEST(FastKernels, SplitMatchesReference) {
   }
 }
 
-// NCHW MaxPool / AveragePool on oneDNN against the reference; with Indices requested, or ceil_mode padding
-// counted by count_include_pad, the reference computes.
+// NCHW MaxPool (onyx's loop) and AveragePool (oneDNN) against the reference; with Indices requested, or ceil_mode
+// padding counted by count_include_pad, the reference computes.
 TEST(FastKernels, PoolsMatchReference) {
   std::mt19937 rng(27);
   struct Case {
@@ -547,7 +547,32 @@ TEST(FastKernels, PoolsMatchReference) {
     else n.attr_ints("pads", {c.pad, c.pad, c.pad, c.pad});
     if (c.ceil) n.attr_int("ceil_mode", 1);
     if (c.include_pad) n.attr_int("count_include_pad", 1);
-    compare(n, std::string(c.op) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride), "pooling");
+    const std::string what = std::string(c.op) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride);
+    if (std::string(c.op) == "MaxPool") compare_without_onednn(n, what);  // onyx's own NCHW max pool
+    else compare(n, what, "pooling");
+  }
+  // The max pool's loop: dilations, windows entirely in the padding (the lowest float), NaN among the values.
+  OneNode dilated("MaxPool", 12);
+  dilated.input("X", random_floats(rng, {1, 2, 11, 9})).attr_ints("kernel_shape", {3, 2}).attr_ints("dilations", {2, 3});
+  dilated.attr_ints("strides", {1, 2}).attr_ints("pads", {2, 1, 1, 2});
+  compare_without_onednn(dilated, "MaxPool dilated");
+  std::vector<float> values(2 * 5 * 5, 0.25f);
+  values[7] = NAN;
+  values[30] = NAN;
+  values[31] = 3.0f;
+  OneNode padded("MaxPool", 12);
+  padded.input("X", testing::f32({1, 2, 5, 5}, values)).attr_ints("kernel_shape", {2, 2}).attr_ints("pads", {3, 3, 3, 3});
+  padded.attr_ints("strides", {2, 2});
+  {
+    OneNode ref = padded;
+    const std::vector<Datum> fast = padded.run(), want = ref.options(reference_only()).run();
+    const Tensor& f = fast[0].tensor;
+    const Tensor& r = want[0].tensor;
+    ASSERT_EQ(f.dims(), r.dims());
+    for (uint64_t i = 0; i < r.element_count(); ++i) {
+      const float a = f.data<float>()[i], b = r.data<float>()[i];
+      EXPECT_TRUE(std::isnan(b) ? std::isnan(a) : a == b) << "MaxPool all-padding windows and NaN, element " << i;
+    }
   }
   OneNode with_indices("MaxPool", 12);
   with_indices.input("X", random_floats(rng, {1, 3, 8, 8})).attr_ints("kernel_shape", {2, 2}).outputs(2);

@@ -180,6 +180,43 @@ void pool_typed(KernelContext& ctx, PoolKind kind, const PoolAttrs& a) {
   }
 }
 
+// Float32 2-D MaxPool over NCHW planes (one output): the reference's rule (the first tap read in row-major window
+// order, then any greater one; an all-padding window gives the lowest float) with the taps' bounds worked out per
+// row, planes in parallel. oneDNN's NCHW pooling is a plain per-element loop far slower than this.
+void max_pool_nchw(const Tensor& x, const nn::Window& g, Tensor& y) {
+  const int64_t planes = x.dims()[0] * x.dims()[1], H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
+  const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+  const int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.pads[0], pw = g.pads[1];
+  const float* px = x.data<float>();
+  float* py = y.mutable_data<float>();
+#pragma omp parallel for schedule(static) if (planes > 1 && planes * OH * OW > (int64_t{1} << 15))
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const float* xp = px + plane * H * W;
+    float* yp = py + plane * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t h0 = oh * sh - ph;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t w0 = ow * sw - pw;
+        float acc = std::numeric_limits<float>::lowest();
+        bool first = true;
+        for (int64_t i = 0; i < kh; ++i) {
+          const int64_t h = h0 + i * dh;
+          if (h < 0 || h >= H) continue;
+          const float* row = xp + h * W;
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t w = w0 + j * dw;
+            if (w < 0 || w >= W) continue;
+            const float v = row[w];
+            if (first || v > acc) acc = v;
+            first = false;
+          }
+        }
+        yp[oh * OW + ow] = acc;
+      }
+    }
+  }
+}
+
 void infer_pool(InferContext& ctx, PoolKind kind) {
   const Type& tx = ctx.input_type(0);
   PoolAttrs a = read_pool_attrs(ctx.attrs, kind, ctx.opset);
@@ -256,7 +293,8 @@ void register_pool(Registry& r) {
     auto infer = [kind](InferContext& ctx) { infer_pool(ctx, kind); };
     auto kernel = [kind](const KernelInit& init) {
       PoolAttrs a = read_pool_attrs(init.attrs, kind, init.opset);
-      // Float 2-D max/average pools with one output run on oneDNN (NCHW) when the window has its exact form.
+      // Float 2-D max pools with one output run max_pool_nchw; average pools run on oneDNN (NCHW) when the window
+      // has its exact form.
       const bool one_output = init.node.outputs.size() < 2 || !init.node.outputs[1];
       if (!init.reference_only && kind != PoolKind::Lp && one_output && a.w.kernel.size() == 2) {
         const auto fast_kind = kind == PoolKind::Max   ? kernels::PoolShape::Kind::Max
@@ -265,6 +303,12 @@ void register_pool(Registry& r) {
         auto cache = std::make_shared<nn::PoolCache>();
         return make_kernel([kind, a, fast_kind, cache](KernelContext& ctx) {
           const Tensor& x = ctx.input(0);
+          if (x.dtype() == DataType::Float && x.dims().size() == 4 && kind == PoolKind::Max) {
+            const nn::Window g = nn::make_window(a.w, Dims(x.dims().begin() + 2, x.dims().end()));
+            ctx.set_output(0, allocate_for_overwrite(DataType::Float, {x.dims()[0], x.dims()[1], g.out[0], g.out[1]}));
+            max_pool_nchw(x, g, ctx.outputs()[0].tensor);
+            return;
+          }
           if (x.dtype() == DataType::Float && x.dims().size() == 4) {
             const Dims& d = x.dims();
             if (auto s = nn::onednn_pool_shape(a.w, fast_kind, false, d[0], d[1], d[2], d[3])) {
