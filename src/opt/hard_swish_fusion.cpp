@@ -61,7 +61,8 @@ bool fuse_one(PassContext& ctx, Node& clip) {
   }
   if (last->outputs.size() != 1 || !last->outputs[0]) return false;
   const int64_t opset = a.opset(last);
-  const bool standard = opset >= 14 && standard_def("HardSwish", opset);
+  const ops::OpDef* def = opset >= 14 ? standard_def("HardSwish", opset) : nullptr;
+  const bool standard = def && allows_type(*def, a.dtype(x));  // bfloat16 only from HardSwish-22
   Value* y = last->outputs[0];
   const std::string name = last->name;
   for (Node* n : taken)
