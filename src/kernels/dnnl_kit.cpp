@@ -20,28 +20,10 @@ dnnl::stream& thread_stream() {
 
 namespace {
 
-// The calling thread's scratchpad buffer, grown to the largest size asked so far. Primitives run to completion
-// before the next one starts (the CPU stream executes in order), so one buffer per thread serves them all.
-struct ThreadScratchpad {
-  void* data = nullptr;
-  size_t size = 0;
-  ~ThreadScratchpad() { std::free(data); }
-  void* get(size_t bytes) {
-    if (bytes > size) {
-      const size_t rounded = (bytes + 4095) / 4096 * 4096;
-      void* p = std::aligned_alloc(4096, rounded);
-      if (!p) throw std::bad_alloc();
-      std::free(data);
-      data = p;
-      size = rounded;
-    }
-    return data;
-  }
-};
-
-// Grow-only buffers of one thread, by slot.
+// Grow-only buffers of one thread, by slot: thread_memory's three, and the scratchpad. Primitives run to completion
+// before the next one starts (the CPU stream executes in order), so one scratchpad per thread serves them all.
 struct ThreadBuffers {
-  static constexpr int kSlots = 3;
+  static constexpr int kPublicSlots = 3, kScratchpad = kPublicSlots, kSlots = kPublicSlots + 1;
   void* data[kSlots] = {};
   size_t size[kSlots] = {};
   ~ThreadBuffers() {
@@ -60,11 +42,15 @@ struct ThreadBuffers {
   }
 };
 
+ThreadBuffers& thread_buffers() {
+  thread_local ThreadBuffers buffers;
+  return buffers;
+}
+
 void add_scratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& d) {
   const size_t bytes = d.get_size();
   if (bytes == 0) return;
-  thread_local ThreadScratchpad scratchpad;
-  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(d, cpu_engine(), scratchpad.get(bytes)));
+  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(d, cpu_engine(), thread_buffers().get(ThreadBuffers::kScratchpad, bytes)));
 }
 
 }  // namespace
@@ -80,11 +66,10 @@ dnnl::primitive_attr Epilogue::attr() const {
 
 dnnl::memory thread_memory(int slot, const dnnl::memory::desc& desc) {
   constexpr size_t kKeepBytes = size_t{64} << 20;
-  if (slot < 0 || slot >= ThreadBuffers::kSlots) fail("thread_memory: no slot ", slot);
+  if (slot < 0 || slot >= ThreadBuffers::kPublicSlots) fail("thread_memory: no slot ", slot);
   const size_t bytes = desc.get_size();
   if (bytes > kKeepBytes) return dnnl::memory(desc, cpu_engine());
-  thread_local ThreadBuffers buffers;
-  return dnnl::memory(desc, cpu_engine(), buffers.get(slot, bytes));
+  return dnnl::memory(desc, cpu_engine(), thread_buffers().get(slot, bytes));
 }
 
 dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr) {

@@ -501,7 +501,7 @@ class FastConvTranspose : public Kernel {
       const kernels::ConvTransposeShape shape = shape_for(wd);
       w_ = w;
       packed_ = std::make_unique<kernels::PackedConvTranspose>(shape, w->data<float>());
-      if (a_.group == 1) {
+      if (may_tile(shape)) {
         const int64_t C = wd[0], cols = static_cast<int64_t>(w->element_count()) / C;
         wt_.resize(w->element_count());
         for (int64_t c = 0; c < C; ++c)
@@ -580,6 +580,21 @@ class FastConvTranspose : public Kernel {
     ctx.set_output(0, allocate_for_overwrite(DataType::Float, yd));
     k.run_nchw(sz, x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr,
                ctx.outputs()[0].tensor.mutable_data<float>());
+    return true;
+  }
+
+  // Whether the attributes allow windows that tile the output (checked again per run with the input's geometry):
+  // only then is W's transpose for run_as_product worth making at creation.
+  bool may_tile(const kernels::ConvTransposeShape& shape) const {
+    if (a_.group != 1 || !a_.output_shape.empty() || a_.w.auto_pad == AutoPad::SameUpper ||
+        a_.w.auto_pad == AutoPad::SameLower)
+      return false;
+    for (int64_t p : a_.output_padding)
+      if (p != 0) return false;
+    for (int64_t p : a_.w.pads)
+      if (p != 0) return false;
+    for (size_t i = 0; i < shape.kernel.size(); ++i)
+      if (shape.kernel[i] != shape.strides[i] || shape.dilations[i] != 1) return false;
     return true;
   }
 
