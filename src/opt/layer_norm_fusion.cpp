@@ -39,14 +39,18 @@ bool fuse_one(PassContext& ctx, Node& mean_node) {
   if (mean_node.inputs.empty() || !mean_node.inputs[0] || !mean_node.outputs[0]) return false;
   Value* x = mean_node.inputs[0];
   const DataType dt = a.dtype(x);
-  auto x_dims = a.static_dims(x);
-  if (!is_float_type(dt) || !x_dims) return false;
+  // Leading dims may be symbolic (batch, sequence); the normalized trailing ones must be known.
+  const Type& xt = a.type(x);
+  if (!is_float_type(dt) || !xt.shape.rank_known) return false;
+  std::optional<std::vector<int64_t>> x_dims(std::in_place);
+  for (const Dim& dim : xt.shape.dims) x_dims->push_back(dim.value ? *dim.value : -1);
   const int64_t rank = static_cast<int64_t>(x_dims->size());
   auto axes = reduce_axes(a, mean_node, rank);
   if (!axes) return false;
   const size_t k = axes->size();
   for (size_t i = 0; i < k; ++i)
-    if ((*axes)[i] != rank - static_cast<int64_t>(k) + static_cast<int64_t>(i)) return false;
+    if ((*axes)[i] != rank - static_cast<int64_t>(k) + static_cast<int64_t>(i) || (*x_dims)[static_cast<size_t>((*axes)[i])] < 0)
+      return false;
 
   Node* sub = sole_reader(mean_node.outputs[0]);
   if (!is_op(sub, "Sub") || sub->inputs.size() != 2 || sub->inputs[0] != x || sub->inputs[1] != mean_node.outputs[0])

@@ -26,6 +26,7 @@ const std::vector<PassInfo>& passes() {
       {"pad-conv-fusion", 2, fuse_pad_into_conv},
       {"matmul-add-fusion", 2, fuse_matmul_add},
       {"matmul-epilogue-fusion", 2, fuse_matmul_epilogue},
+      {"matmul-integer-fusion", 2, fuse_matmul_integer},
       {"conv-activation-fusion", 2, fuse_conv_activation},
       {"channels-last", 3, to_channels_last},
       {"nhwc-conv-fusion", 3, fuse_nhwc_conv_epilogue},

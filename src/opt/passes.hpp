@@ -26,6 +26,7 @@ bool fuse_conv_activation(PassContext& ctx);    // conv_activation_fusion.cpp
 bool to_channels_last(PassContext& ctx);        // channels_last.cpp
 bool fuse_nhwc_conv_epilogue(PassContext& ctx);  // nhwc_conv_fusion.cpp
 bool fuse_matmul_epilogue(PassContext& ctx);     // matmul_epilogue_fusion.cpp
+bool fuse_matmul_integer(PassContext& ctx);      // matmul_integer_fusion.cpp
 
 // The parameters of activation node `act` in the order fused ops list them (activation_params), defaults filled
 // in; nullopt when one is not a known constant. In conv_activation_fusion.cpp.

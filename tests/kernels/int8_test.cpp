@@ -96,6 +96,134 @@ TEST(Int8FastVsReference, MatMulIntegerShapesLeftToTheReference) {
                          "per-row a_zero_point", 0);
 }
 
+TEST(Int8Gemm, PackedExtremeValuesAccumulateExactly) {
+  // The packed kernel's products at the extremes, over a K that is no multiple of 4, with per-column zero points
+  // and a float epilogue.
+  const int64_t M = 7, N = 37, K = 1001;
+  std::vector<int8_t> b(static_cast<size_t>(K * N), 127);
+  kernels::PackedInt8 packed;
+  kernels::pack_int8(b.data(), K, N, packed);
+  std::vector<int32_t> zb(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) zb[static_cast<size_t>(n)] = n % 2 ? -128 : 0;
+  std::vector<int32_t> c(static_cast<size_t>(M * N));
+  kernels::Int8Output out;
+  out.c = c.data();
+  out.ldc = N;
+  std::vector<uint8_t> a(static_cast<size_t>(M * K), 255);
+  kernels::int8_gemm_packed(false, a.data(), M, 0, packed, zb.data(), N, out);
+  for (int64_t i = 0; i < M * N; ++i) EXPECT_EQ(c[static_cast<size_t>(i)], (i % N) % 2 ? 255 * 255 * K : 255 * 127 * K);
+  std::vector<int8_t> sa(static_cast<size_t>(M * K), -128);
+  kernels::int8_gemm_packed(true, sa.data(), M, 127, packed, zb.data(), N, out);
+  for (int64_t i = 0; i < M * N; ++i) EXPECT_EQ(c[static_cast<size_t>(i)], (i % N) % 2 ? -255 * 255 * K : -255 * 127 * K);
+  std::vector<float> y(static_cast<size_t>(M * N)), bias(static_cast<size_t>(N), 0.25f);
+  const float scale = 0.5f;
+  kernels::Int8Output fo;
+  fo.y = y.data();
+  fo.ldc = N;
+  fo.scale = &scale;
+  fo.bias = bias.data();
+  kernels::int8_gemm_packed(true, sa.data(), M, 127, packed, zb.data(), N, fo);
+  for (int64_t i = 0; i < M * N; ++i)
+    EXPECT_EQ(y[static_cast<size_t>(i)], static_cast<float>(c[static_cast<size_t>(i)]) * 0.5f + 0.25f);
+}
+
+Tensor random_floats(std::mt19937& rng, std::vector<int64_t> dims, float lo, float hi) {
+  Tensor t = Tensor::allocate(DataType::Float, std::move(dims));
+  float* p = t.mutable_data<float>();
+  for (uint64_t i = 0; i < t.element_count(); ++i) p[i] = std::uniform_real_distribution<float>(lo, hi)(rng);
+  return t;
+}
+
+// ai.onyx MatMulIntegerToFloat: the packed kernel's float epilogue rounds as the reference's Cast, Mul and Add.
+TEST(Int8FastVsReference, MatMulIntegerToFloat) {
+  std::mt19937 rng(21);
+  const std::vector<std::vector<int64_t>> a_shapes = {{1, 288}, {40, 288}, {2, 13, 97}, {7, 1152}};
+  int cases = 0;
+  for (const auto& ad : a_shapes)
+    for (DataType at : {DataType::UInt8, DataType::Int8})
+      for (DataType bt : {DataType::UInt8, DataType::Int8})
+        for (int form = 0; form < 3; ++form) {  // scalar scale; per-column scale and bias; [1, N] scale, fed B
+          const int64_t K = ad.back(), N = 1 + static_cast<int64_t>(rng() % 150);
+          OneNode node("MatMulIntegerToFloat", 1, "ai.onyx");
+          node.input("A", random_8bit(rng, at, ad));
+          if (form == 2) node.input("B", random_8bit(rng, bt, {K, N}));
+          else node.constant_input("B", random_8bit(rng, bt, {K, N}));
+          node.input("a_zero_point", random_8bit(rng, at, {}));
+          node.constant_input("b_zero_point", random_8bit(rng, bt, form == 1 ? std::vector<int64_t>{N} : std::vector<int64_t>{}));
+          node.input("scale", random_floats(rng, form == 0 ? std::vector<int64_t>{} : form == 1 ? std::vector<int64_t>{N} : std::vector<int64_t>{1, N}, 1e-4f, 1e-2f));
+          if (form == 1) node.constant_input("bias", random_floats(rng, {N}, -1, 1));
+          compare_with_reference(node, cat("MatMulIntegerToFloat A ", name_of(at), dims_text(ad), " B ", name_of(bt), " [", K, ",", N, "] form ", form), 0);
+          ++cases;
+        }
+  EXPECT_EQ(cases, 4 * 2 * 2 * 3);
+}
+
+// QLinearMatMul on the packed kernel and a requantization against the reference: the same bytes.
+TEST(Int8FastVsReference, QLinearMatMulRandomShapesTypesAndScales) {
+  std::mt19937 rng(22);
+  const std::vector<std::vector<int64_t>> a_shapes = {{1, 64}, {9, 33}, {2, 5, 128}};
+  int cases = 0;
+  for (const auto& ad : a_shapes)
+    for (DataType at : {DataType::UInt8, DataType::Int8})
+      for (DataType bt : {DataType::UInt8, DataType::Int8})
+        for (bool per_column : {false, true}) {
+          const int64_t K = ad.back(), N = 1 + static_cast<int64_t>(rng() % 90);
+          const DataType yt = per_column ? at : bt;
+          const std::vector<int64_t> bdims = per_column ? std::vector<int64_t>{N} : std::vector<int64_t>{};
+          OneNode node("QLinearMatMul", 10);
+          node.input("a", random_8bit(rng, at, ad))
+              .input("a_scale", random_floats(rng, {}, 0.01f, 0.05f))
+              .input("a_zero_point", random_8bit(rng, at, {}))
+              .constant_input("b", random_8bit(rng, bt, {K, N}))
+              .constant_input("b_scale", random_floats(rng, bdims, 0.001f, 0.01f))
+              .constant_input("b_zero_point", random_8bit(rng, bt, bdims))
+              .input("y_scale", random_floats(rng, {}, 0.05f, 0.2f))
+              .input("y_zero_point", random_8bit(rng, yt, {}));
+          compare_with_reference(node, cat("QLinearMatMul a ", name_of(at), dims_text(ad), " b ", name_of(bt), " [", K, ",", N, "]", per_column ? " per column" : ""), 0);
+          ++cases;
+        }
+  EXPECT_EQ(cases, 3 * 2 * 2 * 2);
+}
+
+// QLinearConv on the ConvInteger fast path and a requantization against the reference: the same bytes.
+TEST(Int8FastVsReference, QLinearConvRandomShapesTypesAndScales) {
+  std::mt19937 rng(23);
+  struct Case {
+    std::vector<int64_t> x, w, pads, strides;
+    int64_t group;
+  };
+  const std::vector<Case> shapes = {
+      {{1, 3, 9, 11}, {4, 3, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{2, 8, 6, 6}, {8, 1, 3, 3}, {1, 1, 1, 1}, {2, 2}, 8},
+      {{1, 16, 5, 7}, {12, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, 1},
+  };
+  int cases = 0;
+  for (const Case& c : shapes)
+    for (DataType xt : {DataType::UInt8, DataType::Int8})
+      for (DataType wt : {DataType::UInt8, DataType::Int8})
+        for (bool per_channel : {false, true}) {
+          const std::vector<int64_t> wdims = per_channel ? std::vector<int64_t>{c.w[0]} : std::vector<int64_t>{};
+          OneNode node("QLinearConv", 10);
+          node.input("x", random_8bit(rng, xt, c.x))
+              .input("x_scale", random_floats(rng, {}, 0.01f, 0.05f))
+              .input("x_zero_point", random_8bit(rng, xt, {}))
+              .constant_input("w", random_8bit(rng, wt, c.w))
+              .constant_input("w_scale", random_floats(rng, wdims, 0.001f, 0.01f))
+              .constant_input("w_zero_point", random_8bit(rng, wt, wdims))
+              .input("y_scale", random_floats(rng, {}, 0.1f, 0.5f))
+              .input("y_zero_point", random_8bit(rng, xt, {}));
+          if (per_channel) {
+            Tensor bias = Tensor::allocate(DataType::Int32, {c.w[0]});
+            for (int64_t i = 0; i < c.w[0]; ++i) bias.mutable_data<int32_t>()[i] = static_cast<int32_t>(rng() % 20001) - 10000;
+            node.constant_input("B", bias);
+          }
+          node.attr_ints("pads", c.pads).attr_ints("strides", c.strides).attr_int("group", c.group);
+          compare_with_reference(node, cat("QLinearConv x ", name_of(xt), dims_text(c.x), " w ", name_of(wt), dims_text(c.w), per_channel ? " per channel" : ""), 0);
+          ++cases;
+        }
+  EXPECT_EQ(cases, 3 * 2 * 2 * 2);
+}
+
 TEST(Int8FastVsReference, ConvIntegerRandomShapesTypesAndZeroPoints) {
   std::mt19937 rng(9);
   struct Case {

@@ -10,6 +10,10 @@
 //   QLinearMatMul-21   adds float8 operands/outputs (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) and float16/bfloat16 scales.
 //                      With a float8 operand the product accumulates in double; a float8 output is converted with
 //                      saturation instead of rounded to an integer.
+//   ai.onyx MatMulIntegerToFloat-1 (made by src/opt/matmul_integer_fusion.cpp): A, B, a_zero_point, b_zero_point
+//                      as MatMulInteger's, scale (float, one value or one per column: [..., 1] or [..., N] with
+//                      leading 1s), bias (optional, float [N]); Y(float) = float(MatMulInteger(...)) * scale + bias,
+//                      rounded after the product and after the sum as the Cast, Mul and Add it stands for.
 //   QLinearConv-10     conv of the shifted int8/uint8 operands plus optional int32 bias B [M], requantized like
 //                      QLinearMatMul with w_scale/w_zero_point scalar or per output channel.
 // Accumulation is int32 and wraps on overflow (the spec allows overflow only in 32 bits). The requantization
@@ -21,6 +25,7 @@
 
 #include "ir/tensor_alloc.hpp"
 #include "kernels/int8_gemm.hpp"
+#include "ops/fused/fused.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -242,84 +247,54 @@ void run_matmul_integer(KernelContext& ctx) {
 
 // ---- MatMulInteger, fast path ----
 // A of rank >= 2 against a 2-D B with a per-tensor a_zero_point: one [rows, K] x [K, N] integer GEMM
-// (kernels::int8_gemm) with B as int8: a uint8 B is shifted by -128, its zero point with it, which leaves every
-// difference B - b_zero_point as it was. A per-column b_zero_point is applied after the product:
-// (A - za)(B - zb[n]) = (A - za) B - zb[n] * rowsum(A - za). B is converted once when it is a constant.
+// (kernels::int8_gemm_packed) with B as int8: a uint8 B is shifted by -128, its zero point with it, which leaves
+// every difference B - b_zero_point as it was. B is converted and packed once when it is a constant.
 
 struct Int8B {
-  std::vector<int8_t> data;
+  kernels::PackedInt8 packed;
   std::vector<int32_t> zero;  // one per tensor, or one per column
 };
 
-// B (2-D, uint8 or int8) and its zero point as int8; false where the fast path does not apply.
-bool to_int8_b(const Tensor& b, const Tensor* zp, Int8B& out) {
-  const int64_t N = b.dims()[1];
+// B (2-D, uint8 or int8) and its zero point, packed; false where the fast path does not apply.
+bool pack_b(const Tensor& b, const Tensor* zp, Int8B& out) {
+  const int64_t K = b.dims()[0], N = b.dims()[1];
   if (zp && (zp->dtype() != b.dtype() || !(zp->element_count() == 1 || zp->dims() == Dims{N} || zp->dims() == Dims{1, N})))
     return false;
   const bool u8 = b.dtype() == D::UInt8;
-  const uint64_t n = b.element_count();
-  out.data.resize(static_cast<size_t>(n));
+  std::vector<int8_t> shifted;
+  const int8_t* src = b.data<int8_t>();
   if (u8) {
-    const uint8_t* src = b.data<uint8_t>();
-    for (uint64_t i = 0; i < n; ++i) out.data[i] = static_cast<int8_t>(static_cast<int32_t>(src[i]) - 128);
-  } else if (n > 0) {
-    std::memcpy(out.data.data(), b.data<int8_t>(), static_cast<size_t>(n));
+    shifted.resize(static_cast<size_t>(K * N));
+    const uint8_t* raw = b.data<uint8_t>();
+    for (size_t i = 0; i < shifted.size(); ++i) shifted[i] = static_cast<int8_t>(static_cast<int32_t>(raw[i]) - 128);
+    src = shifted.data();
   }
+  kernels::pack_int8(src, K, N, out.packed);
   out.zero.clear();
   for (int64_t z : zp ? read_ints(*zp) : std::vector<int64_t>{0}) out.zero.push_back(static_cast<int32_t>(z) - (u8 ? 128 : 0));
   return true;
 }
 
-class FastMatMulInteger : public Kernel {
+// The packed constant B of a MatMulInteger-like kernel: packed at creation when input `b_index` (and its zero point
+// `zp_index`) are constants, else per run.
+class PackedWeight {
  public:
-  explicit FastMatMulInteger(const KernelInit& init) {
-    const Tensor* b = init.input_value(1);
-    const bool zp_fed = init.node.inputs.size() > 3 && init.node.inputs[3];
-    const Tensor* zp = zp_fed ? init.input_value(3) : nullptr;
-    if (b && b->dims().size() == 2 && (!zp_fed || zp) && to_int8_b(*b, zp, b_)) {
+  PackedWeight(const KernelInit& init, size_t b_index, size_t zp_index) {
+    const Tensor* b = init.input_value(b_index);
+    const bool zp_fed = init.node.inputs.size() > zp_index && init.node.inputs[zp_index];
+    const Tensor* zp = zp_fed ? init.input_value(zp_index) : nullptr;
+    if (b && b->dims().size() == 2 && (!zp_fed || zp) && pack_b(*b, zp, b_)) {
       b_source_ = b->bytes().data();
       zp_source_ = zp ? zp->bytes().data() : nullptr;
     }
   }
-  bool keeps_copy_of_input(size_t i) const override { return i == 1 && b_source_; }
+  bool holds_constant() const { return b_source_ != nullptr; }
 
-  void run(KernelContext& ctx) override {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
-    const Tensor* azp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    const Tensor* bzp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-    if (a.dims().size() < 2 || b.dims().size() != 2 || a.dims().back() != b.dims()[0] ||
-        (azp && (azp->dtype() != a.dtype() || azp->element_count() != 1)))
-      return run_matmul_integer(ctx);  // and its errors
-    const Int8B* packed = &b_;
-    Int8B converted;
-    const bool same_b = b_source_ && b.bytes().data() == b_source_ &&
-                        (bzp ? bzp->bytes().data() == zp_source_ : zp_source_ == nullptr);
-    if (!same_b) {
-      if (!to_int8_b(b, bzp, converted)) return run_matmul_integer(ctx);
-      packed = &converted;
-    }
-    const int64_t K = b.dims()[0], N = b.dims()[1];
-    Dims out(a.dims().begin(), a.dims().end() - 1);
-    const int64_t rows = product(out);
-    out.push_back(N);
-    ctx.set_output(0, allocate_for_overwrite(D::Int32, out));
-    int32_t* y = ctx.outputs()[0].tensor.mutable_data<int32_t>();
-    const bool a_signed = a.dtype() == D::Int8;
-    const int32_t za = azp ? static_cast<int32_t>(read_ints(*azp)[0]) : 0;
-    const bool per_column = packed->zero.size() > 1;
-    kernels::int8_gemm(a_signed, a.bytes().data(), za, packed->data.data(), per_column ? 0 : packed->zero[0], rows, N, K, y);
-    if (!per_column) return;
-    for (int64_t m = 0; m < rows; ++m) {
-      uint32_t sum = 0;  // wraps like the int32 accumulation
-      for (int64_t k = 0; k < K; ++k) {
-        const int32_t v = a_signed ? a.data<int8_t>()[m * K + k] : a.data<uint8_t>()[m * K + k];
-        sum += static_cast<uint32_t>(v - za);
-      }
-      int32_t* row = y + m * N;
-      for (int64_t n = 0; n < N; ++n)
-        row[n] = static_cast<int32_t>(static_cast<uint32_t>(row[n]) - static_cast<uint32_t>(packed->zero[static_cast<size_t>(n)]) * sum);
-    }
+  // B packed for this run's b and zero point, or null where the fast path does not apply.
+  const Int8B* get(const Tensor& b, const Tensor* bzp, Int8B& scratch) const {
+    if (b_source_ && b.bytes().data() == b_source_ && (bzp ? bzp->bytes().data() == zp_source_ : zp_source_ == nullptr))
+      return &b_;
+    return pack_b(b, bzp, scratch) ? &scratch : nullptr;
   }
 
  private:
@@ -327,6 +302,122 @@ class FastMatMulInteger : public Kernel {
   const void* b_source_ = nullptr;   // the constant B that b_ holds, when it holds one
   const void* zp_source_ = nullptr;  // and its constant zero point
 };
+
+// Whether MatMulInteger's fast path takes A (rank >= 2, K matching a 2-D B, per-tensor zero point of A's type).
+bool fast_matmul_integer_applies(const Tensor& a, const Tensor& b, const Tensor* azp) {
+  return a.dims().size() >= 2 && b.dims().size() == 2 && a.dims().back() == b.dims()[0] &&
+         (!azp || (azp->dtype() == a.dtype() && azp->element_count() == 1));
+}
+
+class FastMatMulInteger : public Kernel {
+ public:
+  explicit FastMatMulInteger(const KernelInit& init) : weight_(init, 1, 3) {}
+  bool keeps_copy_of_input(size_t i) const override { return i == 1 && weight_.holds_constant(); }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    const Tensor* azp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const Tensor* bzp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    Int8B converted;
+    const Int8B* packed = fast_matmul_integer_applies(a, b, azp) ? weight_.get(b, bzp, converted) : nullptr;
+    if (!packed) return run_matmul_integer(ctx);  // and its errors
+    const int64_t N = b.dims()[1];
+    Dims out(a.dims().begin(), a.dims().end() - 1);
+    const int64_t rows = product(out);
+    out.push_back(N);
+    ctx.set_output(0, allocate_for_overwrite(D::Int32, out));
+    kernels::Int8Output o;
+    o.c = ctx.outputs()[0].tensor.mutable_data<int32_t>();
+    o.ldc = N;
+    const int32_t za = azp ? static_cast<int32_t>(read_ints(*azp)[0]) : 0;
+    kernels::int8_gemm_packed(a.dtype() == D::Int8, a.bytes().data(), rows, za, packed->packed, packed->zero.data(),
+                              static_cast<int64_t>(packed->zero.size()), o);
+  }
+
+ private:
+  PackedWeight weight_;
+};
+
+// ---- MatMulIntegerToFloat ----
+
+// The scale and bias of MatMulIntegerToFloat, checked against the product's N columns (the fusion made them so; a
+// hand-written node may not have).
+struct FloatEpilogue {
+  const float* scale = nullptr;
+  bool per_column = false;
+  const float* bias = nullptr;
+};
+FloatEpilogue float_epilogue(KernelContext& ctx, int64_t N, size_t out_rank) {
+  const Tensor& sc = ctx.input(4);
+  const Dims& sd = sc.dims();
+  bool ok = sc.dtype() == D::Float && sd.size() <= out_rank && (sc.element_count() == 1 || (!sd.empty() && sd.back() == N));
+  for (size_t i = 0; ok && i + 1 < sd.size(); ++i) ok = sd[i] == 1;
+  if (!ok) ctx.error(cat("scale ", shape_of(sd).to_string(), " must be one float or one per column of the ", N, "-column product"));
+  FloatEpilogue e{sc.data<float>(), sc.element_count() != 1, nullptr};
+  if (ctx.has_input(5)) {
+    const Tensor& b = ctx.input(5);
+    if (b.dtype() != D::Float || b.dims() != Dims{N}) ctx.error(cat("bias ", shape_of(b.dims()).to_string(), " must be float [", N, "]"));
+    e.bias = b.data<float>();
+  }
+  return e;
+}
+
+void run_matmul_integer_to_float(KernelContext& ctx) {
+  MatMulInputs in{&ctx.input(0), &ctx.input(1)};
+  in.a_zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  in.b_zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  check_same_type(ctx, 0, 2, "A", "a_zero_point");
+  check_same_type(ctx, 1, 3, "B", "b_zero_point");
+  MatMulShape s = matmul_shape(in.a->dims(), in.b->dims());
+  const FloatEpilogue e = float_epilogue(ctx, s.N, s.out.size());
+  std::vector<double> acc = matmul_acc(in, s);
+  float* py = ctx.allocate_output(0, D::Float, s.out).mutable_data<float>();
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const size_t n = i % static_cast<size_t>(s.N);
+    float y = static_cast<float>(static_cast<int32_t>(acc[i]));
+    y = y * e.scale[e.per_column ? n : 0];
+    if (e.bias) y = y + e.bias[n];
+    py[i] = y;
+  }
+}
+
+class FastMatMulIntegerToFloat : public Kernel {
+ public:
+  explicit FastMatMulIntegerToFloat(const KernelInit& init) : weight_(init, 1, 3) {}
+  bool keeps_copy_of_input(size_t i) const override { return i == 1 && weight_.holds_constant(); }
+
+  void run(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    const Tensor* azp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const Tensor* bzp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    Int8B converted;
+    const Int8B* packed = fast_matmul_integer_applies(a, b, azp) ? weight_.get(b, bzp, converted) : nullptr;
+    if (!packed) return run_matmul_integer_to_float(ctx);  // and its errors
+    const int64_t N = b.dims()[1];
+    Dims out(a.dims().begin(), a.dims().end() - 1);
+    const int64_t rows = product(out);
+    out.push_back(N);
+    const FloatEpilogue e = float_epilogue(ctx, N, out.size());
+    ctx.set_output(0, allocate_for_overwrite(D::Float, out));
+    kernels::Int8Output o;
+    o.y = ctx.outputs()[0].tensor.mutable_data<float>();
+    o.ldc = N;
+    o.scale = e.scale;
+    o.scale_per_column = e.per_column;
+    o.bias = e.bias;
+    const int32_t za = azp ? static_cast<int32_t>(read_ints(*azp)[0]) : 0;
+    kernels::int8_gemm_packed(a.dtype() == D::Int8, a.bytes().data(), rows, za, packed->packed, packed->zero.data(),
+                              static_cast<int64_t>(packed->zero.size()), o);
+  }
+
+ private:
+  PackedWeight weight_;
+};
+
+void requantize(const int32_t* acc, int64_t count, int64_t inner, int64_t channels, const std::vector<double>& mult,
+                const int32_t* bias, double y_zero, Tensor& y);
 
 void run_qlinear_matmul(int version, KernelContext& ctx) {
   MatMulInputs in{&ctx.input(0), &ctx.input(3)};
@@ -364,6 +455,59 @@ void run_qlinear_matmul(int version, KernelContext& ctx) {
   Tensor& y = ctx.allocate_output(0, in.y_zp->dtype(), s.out);
   store_quantized(y, acc);
 }
+
+// QLinearMatMul on the packed integer GEMM: float scales; a's and y's scale and zero point per tensor, b 2-D with its
+// scale and zero point per tensor or per column; A of rank >= 2. Other cases run the reference.
+class FastQLinearMatMul : public Kernel {
+ public:
+  FastQLinearMatMul(const KernelInit& init, int version) : version_(version), weight_(init, 3, 5) {}
+  bool keeps_copy_of_input(size_t i) const override { return i == 3 && weight_.holds_constant(); }
+
+  void run(KernelContext& ctx) override {
+    if (!fast_run(ctx)) run_qlinear_matmul(version_, ctx);
+  }
+
+ private:
+  bool fast_run(KernelContext& ctx) {
+    const Tensor& a = ctx.input(0);
+    const Tensor& as = ctx.input(1);
+    const Tensor& azp = ctx.input(2);
+    const Tensor& b = ctx.input(3);
+    const Tensor& bs = ctx.input(4);
+    const Tensor& ys = ctx.input(6);
+    const Tensor& yz = ctx.input(7);
+    if (as.dtype() != D::Float || bs.dtype() != D::Float || ys.dtype() != D::Float || as.element_count() != 1 ||
+        ys.element_count() != 1 || yz.element_count() != 1 || !(yz.dtype() == D::UInt8 || yz.dtype() == D::Int8) ||
+        !(a.dtype() == D::UInt8 || a.dtype() == D::Int8) || !(b.dtype() == D::UInt8 || b.dtype() == D::Int8) ||
+        !fast_matmul_integer_applies(a, b, &azp))
+      return false;
+    const int64_t N = b.dims()[1];
+    if (!(bs.element_count() == 1 || bs.dims() == Dims{N} || bs.dims() == Dims{1, N})) return false;
+    Int8B converted;
+    const Int8B* packed = weight_.get(b, &ctx.input(5), converted);
+    if (!packed) return false;
+    Dims out(a.dims().begin(), a.dims().end() - 1);
+    const int64_t rows = product(out);
+    out.push_back(N);
+    thread_local std::vector<int32_t> acc_buffer;
+    if (acc_buffer.size() < static_cast<size_t>(rows * N)) acc_buffer.resize(static_cast<size_t>(rows * N));
+    kernels::Int8Output o;
+    o.c = acc_buffer.data();
+    o.ldc = N;
+    kernels::int8_gemm_packed(a.dtype() == D::Int8, a.bytes().data(), rows, static_cast<int32_t>(read_ints(azp)[0]),
+                              packed->packed, packed->zero.data(), static_cast<int64_t>(packed->zero.size()), o);
+    const double a_scale = as.data<float>()[0], y_scale = ys.data<float>()[0];
+    std::vector<double> mult(static_cast<size_t>(bs.element_count()));
+    for (size_t i = 0; i < mult.size(); ++i) mult[i] = multiplier(D::Float, a_scale, bs.data<float>()[i], y_scale);
+    Tensor y = allocate_for_overwrite(yz.dtype(), out);
+    if (rows * N > 0) requantize(o.c, rows * N, 1, N, mult, nullptr, static_cast<double>(read_ints(yz)[0]), y);
+    ctx.set_output(0, std::move(y));
+    return true;
+  }
+
+  int version_;
+  PackedWeight weight_;
+};
 
 // ---- convolution ----
 
@@ -537,11 +681,10 @@ ConvResult conv_integer(const ConvAttrs& attrs, const ConvInputs& in) {
 // uint8 X is shifted by -128 with its zero point, and padding holds the (shifted) zero point, whose difference is 0.
 // A per-channel w_zero_point is applied after the product: sum (W - wz[oc]) d = sum W d - wz[oc] * sum d, with d the
 // column's differences from the zero point.
-bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const Tensor& w = ctx.input(1);
-  const Tensor* xzp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  const Tensor* wzp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+// The int32 convolution of ConvInteger (and QLinearConv's accumulators) into `out`; false where the fast path does not
+// apply (then the reference runs and names any error).
+bool conv_integer_fast(const ConvAttrs& attrs, const Tensor& x, const Tensor& w, const Tensor* xzp, const Tensor* wzp,
+                       Tensor& out) {
   const Dims& xd = x.dims();
   const Dims& wd = w.dims();
   if (xd.size() < 3 || wd.size() != xd.size() || (xzp && (xzp->dtype() != x.dtype() || xzp->element_count() != 1)) ||
@@ -570,8 +713,8 @@ bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
   double count = 1;
   for (int64_t d : ydims) count *= static_cast<double>(d);
   if (count > static_cast<double>(int64_t{1} << 32)) return false;  // the reference names the error
-  ctx.set_output(0, allocate_for_overwrite(D::Int32, ydims));
-  int32_t* y = ctx.outputs()[0].tensor.mutable_data<int32_t>();
+  out = allocate_for_overwrite(D::Int32, ydims);
+  int32_t* y = out.mutable_data<int32_t>();
   const int64_t K = product(p.kernel), O = product(outsp), in_sp = product(xd, 2), Cg = C / G, OCg = OC / G;
   const int64_t rows = Cg * K;  // the GEMM's inner dimension
   if (O == 0 || OC == 0 || N == 0) return true;
@@ -671,6 +814,68 @@ bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
   return true;
 }
 
+bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
+  Tensor y;
+  if (!conv_integer_fast(attrs, ctx.input(0), ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr,
+                         ctx.has_input(3) ? &ctx.input(3) : nullptr, y))
+    return false;
+  ctx.set_output(0, std::move(y));
+  return true;
+}
+
+// Requantizes int32 accumulators as QLinearConv and QLinearMatMul do: y = saturate(round_half_even(acc * mult + y_zero)),
+// acc wrapping with `bias` added first (QLinearConv's B). mult and bias are indexed by channel: element i's is
+// (i / inner) % channels. With one multiplier (mult.size() == 1) it applies to all.
+void requantize(const int32_t* acc, int64_t count, int64_t inner, int64_t channels, const std::vector<double>& mult,
+                const int32_t* bias, double y_zero, Tensor& y) {
+  const bool u8 = y.dtype() == D::UInt8;
+  const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+  uint8_t* out = y.mutable_data<uint8_t>();
+  const int64_t blocks = count / inner;
+#pragma omp parallel for schedule(static) if (count > (int64_t{1} << 16))
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t ch = b % channels;
+    const double m = mult[mult.size() == 1 ? 0 : static_cast<size_t>(ch)];
+    const uint32_t add = bias ? static_cast<uint32_t>(bias[ch]) : 0u;
+    const int32_t* src = acc + b * inner;
+    uint8_t* dst = out + b * inner;
+    for (int64_t i = 0; i < inner; ++i) {
+      const double v = std::clamp(std::nearbyint(static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(src[i]) + add)) * m + y_zero), lo, hi);
+      dst[i] = u8 ? static_cast<uint8_t>(v) : static_cast<uint8_t>(static_cast<int8_t>(v));
+    }
+  }
+}
+
+// QLinearConv on the ConvInteger fast path: float scales, x/y scale and zero point per tensor, w's per tensor or
+// per output channel, int32 bias [OC]. False where it does not apply.
+bool run_qlinear_conv_fast(const ConvAttrs& attrs, KernelContext& ctx) {
+  const Tensor& xs = ctx.input(1);
+  const Tensor& wsc = ctx.input(4);
+  const Tensor& ys = ctx.input(6);
+  const Tensor& yz = ctx.input(7);
+  const Tensor& w = ctx.input(3);
+  const Tensor* bias = ctx.has_input(8) ? &ctx.input(8) : nullptr;
+  if (xs.dtype() != D::Float || wsc.dtype() != D::Float || ys.dtype() != D::Float || xs.element_count() != 1 ||
+      ys.element_count() != 1 || yz.element_count() != 1 || !(yz.dtype() == D::UInt8 || yz.dtype() == D::Int8) ||
+      w.dims().empty())
+    return false;
+  const int64_t OC = w.dims()[0];
+  if ((wsc.element_count() != 1 && wsc.dims() != Dims{OC}) || (bias && (bias->dtype() != D::Int32 || bias->dims() != Dims{OC})))
+    return false;
+  Tensor acc;
+  if (!conv_integer_fast(attrs, ctx.input(0), w, &ctx.input(2), &ctx.input(5), acc)) return false;
+  const double x_scale = xs.data<float>()[0], y_scale = ys.data<float>()[0];
+  std::vector<double> mult(static_cast<size_t>(wsc.element_count()));
+  for (size_t i = 0; i < mult.size(); ++i) mult[i] = multiplier(D::Float, x_scale, wsc.data<float>()[i], y_scale);
+  Tensor y = allocate_for_overwrite(yz.dtype(), acc.dims());
+  const int64_t count = static_cast<int64_t>(acc.element_count());
+  if (count > 0)
+    requantize(acc.data<int32_t>(), count, product(acc.dims(), 2), OC, mult, bias ? bias->data<int32_t>() : nullptr,
+               static_cast<double>(read_ints(yz)[0]), y);
+  ctx.set_output(0, std::move(y));
+  return true;
+}
+
 void infer_conv(const ConvAttrs& attrs, InferContext& ctx, size_t x_in, size_t w_in, D out_type) {
   Type out = Type::tensor(out_type);
   if (!ctx.has_input(x_in)) {
@@ -761,6 +966,16 @@ void register_qlinear(Registry& r) {
                 if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul_integer(ctx); });
                 return std::make_unique<FastMatMulInteger>(init);
               }});
+  // ai.onyx MatMulIntegerToFloat-1: A, B, a_zero_point, b_zero_point, scale, bias?.
+  r.add(OpDef{kFusedDomain, "MatMulIntegerToFloat", 1, TC{{{0, 2}, k8}, {{1, 3}, k8}, {{4, 5}, {D::Float}}},
+              [](InferContext& ctx) {
+                Shape s = ctx.has_input(0) && ctx.has_input(1) ? infer_matmul(ctx.input_type(0).shape, ctx.input_type(1).shape, ctx) : Shape{};
+                ctx.set_output(0, Type::tensor(D::Float, s));
+              },
+              [](const KernelInit& init) -> std::unique_ptr<Kernel> {
+                if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul_integer_to_float(ctx); });
+                return std::make_unique<FastMatMulIntegerToFloat>(init);
+              }});
   // QLinearMatMul: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
   for (int v : {10, 21}) {
     const std::vector<D>& q = v >= 21 ? k8f : k8;
@@ -770,7 +985,10 @@ void register_qlinear(Registry& r) {
                   Shape s = ctx.has_input(0) && ctx.has_input(3) ? infer_matmul(ctx.input_type(0).shape, ctx.input_type(3).shape, ctx) : Shape{};
                   ctx.set_output(0, Type::tensor(ctx.has_input(7) ? ctx.input_dtype(7) : D::Undefined, s));
                 },
-                [v](const KernelInit&) { return make_kernel([v](KernelContext& ctx) { run_qlinear_matmul(v, ctx); }); }});
+                [v](const KernelInit& init) -> std::unique_ptr<Kernel> {
+                  if (init.reference_only) return make_kernel([v](KernelContext& ctx) { run_qlinear_matmul(v, ctx); });
+                  return std::make_unique<FastQLinearMatMul>(init, v);
+                }});
   }
   // ConvInteger-10: x, w, x_zero_point, w_zero_point.
   r.add(OpDef{"", "ConvInteger", 10, TC{{{0, 2}, k8}, {{1, 3}, k8}},
@@ -789,7 +1007,10 @@ void register_qlinear(Registry& r) {
               },
               [](const KernelInit& init) {
                 ConvAttrs p = parse_conv(init.attrs);
-                return make_kernel([p](KernelContext& ctx) { run_qlinear_conv(p, ctx); });
+                if (init.reference_only) return make_kernel([p](KernelContext& ctx) { run_qlinear_conv(p, ctx); });
+                return make_kernel([p](KernelContext& ctx) {
+                  if (!run_qlinear_conv_fast(p, ctx)) run_qlinear_conv(p, ctx);
+                });
               }});
 }
 

@@ -97,7 +97,32 @@ void concat_bytes(KernelContext& ctx, const Dims& out, size_t axis) {
     row += block[i];
   }
   const int64_t outer = product(out, 0, axis);
+  // Blocks of one 4- or 8-byte element (interleaving, as rotary embeddings do on a last axis of 1) are copied
+  // as values: a memcpy call per element costs more than the copy.
+  bool all_4 = true, all_8 = true;
+  for (size_t i = 0; i < n; ++i) {
+    all_4 = all_4 && block[i] == 4;
+    all_8 = all_8 && block[i] == 8;
+  }
   const bool parallel = outer > 1 && static_cast<uint64_t>(outer) * row > (uint64_t{1} << 20);
+  if (all_4 || all_8) {
+    auto interleave = [&](auto tag) {
+      using T = decltype(tag);
+      constexpr size_t es_v = sizeof(T);
+#pragma omp parallel for schedule(static) if (parallel)
+      for (int64_t o = 0; o < outer; ++o) {
+        char* d = dst + static_cast<size_t>(o) * row;
+        for (size_t i = 0; i < n; ++i) {
+          T v;
+          std::memcpy(&v, src[i] + static_cast<size_t>(o) * es_v, es_v);
+          std::memcpy(d + i * es_v, &v, es_v);
+        }
+      }
+    };
+    if (all_4) interleave(uint32_t{});
+    else interleave(uint64_t{});
+    return;
+  }
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t o = 0; o < outer; ++o) {
     char* d = dst + static_cast<size_t>(o) * row;

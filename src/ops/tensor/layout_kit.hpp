@@ -173,7 +173,22 @@ class StridedWalk {
 };
 
 // dst (of dims `out`) takes src element base + sum(idx[k] * strides[k]).
+// Where the last axis is contiguous (stride 1) in whole bytes, whole runs along it are copied at once: a Slice of
+// the last axis or a Transpose that keeps it moves rows, not elements.
 inline void gather_strided(const Tensor& src, Tensor& dst, const Dims& out, const Dims& strides, int64_t base = 0) {
+  const int bits = dtype_bits(src.dtype());
+  if (!out.empty() && strides.back() == 1 && out.back() > 1 && bits >= 8 && bits % 8 == 0 &&
+      src.dtype() != DataType::String && dst.element_count() > 0) {
+    const size_t run = static_cast<size_t>(out.back()) * static_cast<size_t>(bits / 8);
+    const Dims outer(out.begin(), out.end() - 1), outer_strides(strides.begin(), strides.end() - 1);
+    const int64_t rows = static_cast<int64_t>(dst.element_count()) / out.back();
+    StridedWalk w(outer, outer_strides, base);
+    const char* in = src.data<char>();
+    char* o = dst.mutable_data<char>();
+    const size_t es = static_cast<size_t>(bits / 8);
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(o + static_cast<size_t>(r) * run, in + static_cast<size_t>(w.next()) * es, run);
+    return;
+  }
   StridedWalk w(out, strides, base);
   gather_into(src, dst, [&](uint64_t) { return w.next(); });
 }

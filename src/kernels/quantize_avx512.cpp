@@ -1,0 +1,38 @@
+// DynamicQuantizeLinear's two passes on AVX-512 (see kernels/quantize.hpp).
+#include <immintrin.h>
+
+#include "kernels/quantize.hpp"
+
+namespace onyx::kernels {
+
+// min_ps / max_ps return their second operand when either is NaN: a NaN of x leaves the running value.
+void dynamic_range_avx512(const float* px, int64_t n, float& mn, float& mx) {
+  __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(m, px + i);  // masked-off lanes read 0, inside the range already
+    lo = _mm512_min_ps(x, lo);
+    hi = _mm512_max_ps(x, hi);
+  }
+  mn = _mm512_reduce_min_ps(lo);
+  mx = _mm512_reduce_max_ps(hi);
+}
+
+void quantize_uint8_avx512(const float* px, int64_t n, float scale, float z, uint8_t* py) {
+  const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(z), magic = _mm512_set1_ps(12582912.f);
+  const __m512 bound = _mm512_set1_ps(1024.f), nbound = _mm512_set1_ps(-1024.f);
+  const __m512 zero = _mm512_setzero_ps(), top = _mm512_set1_ps(255.f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    __m512 r = _mm512_div_ps(_mm512_maskz_loadu_ps(m, px + i), vs);
+    const __mmask16 nan = _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q);
+    r = _mm512_min_ps(_mm512_max_ps(r, nbound), bound);
+    r = _mm512_sub_ps(_mm512_add_ps(r, magic), magic);
+    r = _mm512_mask_blend_ps(nan, r, zero);
+    r = _mm512_add_ps(r, vz);
+    r = _mm512_min_ps(_mm512_max_ps(r, zero), top);
+    _mm_mask_storeu_epi8(py + i, m, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(r)));
+  }
+}
+
+}  // namespace onyx::kernels
