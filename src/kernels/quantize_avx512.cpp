@@ -18,10 +18,10 @@ void dynamic_range_avx512(const float* px, int64_t n, float& mn, float& mx) {
   mx = _mm512_reduce_max_ps(hi);
 }
 
-void quantize_uint8_avx512(const float* px, int64_t n, float scale, float z, uint8_t* py) {
+void quantize_avx512(const float* px, int64_t n, float scale, float z, float lo, float hi, uint8_t* py) {
   const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(z), magic = _mm512_set1_ps(12582912.f);
   const __m512 bound = _mm512_set1_ps(1024.f), nbound = _mm512_set1_ps(-1024.f);
-  const __m512 zero = _mm512_setzero_ps(), top = _mm512_set1_ps(255.f);
+  const __m512 zero = _mm512_setzero_ps(), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
     __m512 r = _mm512_div_ps(_mm512_maskz_loadu_ps(m, px + i), vs);
@@ -30,8 +30,21 @@ void quantize_uint8_avx512(const float* px, int64_t n, float scale, float z, uin
     r = _mm512_sub_ps(_mm512_add_ps(r, magic), magic);
     r = _mm512_mask_blend_ps(nan, r, zero);
     r = _mm512_add_ps(r, vz);
-    r = _mm512_min_ps(_mm512_max_ps(r, zero), top);
+    r = _mm512_min_ps(_mm512_max_ps(r, vlo), vhi);
+    // In [-128, 255] the low byte of the integer is the uint8 or int8 value.
     _mm_mask_storeu_epi8(py + i, m, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(r)));
+  }
+}
+
+void dequantize_avx512(const void* px, bool is_signed, int64_t n, float scale, int32_t z, float* py) {
+  const __m512 vs = _mm512_set1_ps(scale);
+  const __m512i vz = _mm512_set1_epi32(z);
+  const auto* bytes = static_cast<const uint8_t*>(px);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m128i raw = _mm_maskz_loadu_epi8(m, bytes + i);
+    const __m512i v = is_signed ? _mm512_cvtepi8_epi32(raw) : _mm512_cvtepu8_epi32(raw);
+    _mm512_mask_storeu_ps(py + i, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(v, vz)), vs));
   }
 }
 

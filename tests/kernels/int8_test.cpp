@@ -294,6 +294,45 @@ TEST(Int8FastVsReference, DynamicQuantizeLinear) {
   }
 }
 
+// QuantizeLinear of float32 to uint8 / int8 in one pass against the reference: per tensor and per axis, with and
+// without a zero point, quotients at exact halves, beyond the range on both sides, NaN and infinities; a blocked scale
+// goes to the reference.
+TEST(Int8FastVsReference, QuantizeLinear) {
+  std::mt19937 rng(17);
+  const std::vector<int64_t> dims = {3, 5, 37};
+  auto values = [&]() {
+    Tensor t = random_floats(rng, dims, -40, 40);
+    float* p = t.mutable_data<float>();
+    p[0] = NAN;
+    p[1] = INFINITY;
+    p[2] = -INFINITY;
+    p[3] = 1e30f;
+    for (int i = 4; i < 60; ++i) p[i] = 0.5f * static_cast<float>(i - 30);  // halves with scale 1
+    return t;
+  };
+  for (int v : {13, 21})
+    for (DataType dt : {DataType::UInt8, DataType::Int8})
+      for (int64_t axis : {int64_t{-4}, int64_t{0}, int64_t{2}, int64_t{-2}})  // -4: per tensor
+        for (bool with_zp : {false, true}) {
+          if (!with_zp && dt == DataType::Int8 && v < 21) continue;  // without a zero point the output is uint8
+          const int64_t c = axis == -4 ? 1 : dims[static_cast<size_t>(axis < 0 ? axis + 3 : axis)];
+          std::vector<int64_t> sd = c == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{c};
+          std::vector<float> sv(static_cast<size_t>(c));
+          for (float& x : sv) x = std::uniform_real_distribution<float>(0.05f, 0.5f)(rng);
+          sv[0] = 1.0f;
+          OneNode n("QuantizeLinear", v);
+          n.input("x", values()).input("y_scale", testing::f32(sd, sv));
+          if (with_zp) n.input("y_zero_point", random_8bit(rng, dt, sd));
+          else if (dt == DataType::Int8) n.attr_int("output_dtype", static_cast<int64_t>(DataType::Int8));
+          if (axis != -4) n.attr_int("axis", axis);
+          compare_with_reference(n, cat("QuantizeLinear-", v, " ", name_of(dt), " axis ", axis, with_zp ? " zp" : ""), 0);
+        }
+  OneNode blocked("QuantizeLinear", 21);
+  blocked.input("x", random_floats(rng, {4, 6}, -3, 3)).input("y_scale", testing::f32({4, 2}, std::vector<float>(8, 0.5f)));
+  blocked.attr_int("axis", 1).attr_int("block_size", 3);
+  compare_with_reference(blocked, "QuantizeLinear blocked", 0);
+}
+
 // DequantizeLinear of uint8 / int8 to float32 in one pass against the reference: per tensor and per axis, with and
 // without a zero point; a blocked scale goes to the reference.
 TEST(Int8FastVsReference, DequantizeLinear) {

@@ -253,6 +253,13 @@ double divide_in(D p, double x, double s) {
   return round_to(p, q);
 }
 
+// The fast paths' AVX-512 loops (kernels/quantize_avx512.cpp) need these.
+bool use_avx512() {
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  return ok;
+}
+
 // ---- type lists per version ----
 
 std::vector<D> q_targets(int v) {
@@ -486,10 +493,15 @@ bool run_dq_fast(const DQAttrs& d, KernelContext& ctx) {
     using T = decltype(tag);
     const T* px = x.data<T>();
     const T* pz = zp ? zp->data<T>() : nullptr;
+    const bool avx512 = use_avx512();
     for (int64_t c0 = 0; c0 < n; c0 += inner) {  // one run of `inner` elements shares its scale
       const int64_t p = (c0 / inner) % channels;
       const float scale = sc[p];
       const int32_t z = pz ? static_cast<int32_t>(pz[p]) : 0;
+      if (avx512) {
+        kernels::dequantize_avx512(px + c0, std::is_signed_v<T>, inner, scale, z, y + c0);
+        continue;
+      }
       for (int64_t i = c0; i < c0 + inner; ++i) y[i] = static_cast<float>(static_cast<int32_t>(px[i]) - z) * scale;
     }
   };
@@ -545,7 +557,7 @@ void range_plain(const float* px, int64_t n, float& mn, float& mx) {
   }
 }
 
-void quantize_plain(const float* px, int64_t n, float scale, float z, uint8_t* py) {
+void quantize_plain(const float* px, int64_t n, float scale, float z, float lo, float hi, uint8_t* py) {
   const float magic = 12582912.f;
   for (int64_t i = 0; i < n; ++i) {
     float r = px[i] / scale;
@@ -553,17 +565,12 @@ void quantize_plain(const float* px, int64_t n, float scale, float z, uint8_t* p
     r = (r + magic) - magic;
     r = r != r ? 0.f : r;
     r += z;
-    r = r < 0.f ? 0.f : (r > 255.f ? 255.f : r);
-    py[i] = static_cast<uint8_t>(static_cast<int32_t>(r));
+    r = r < lo ? lo : (r > hi ? hi : r);
+    py[i] = static_cast<uint8_t>(static_cast<int32_t>(r));  // the low byte: the uint8 or int8 value
   }
 }
 
 
-bool use_avx512() {
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  return ok;
-}
 
 void run_dynamic_fast(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -580,11 +587,53 @@ void run_dynamic_fast(KernelContext& ctx) {
   Tensor& y = ctx.allocate_output(0, D::UInt8, x.dims());
   uint8_t* py = y.mutable_data<uint8_t>();
   if (scale > 0) {
-    if (use_avx512()) kernels::quantize_uint8_avx512(px, n, scale, static_cast<float>(zp), py);
-    else quantize_plain(px, n, scale, static_cast<float>(zp), py);
+    if (use_avx512()) kernels::quantize_avx512(px, n, scale, static_cast<float>(zp), 0.f, 255.f, py);
+    else quantize_plain(px, n, scale, static_cast<float>(zp), 0.f, 255.f, py);
   }
   if (ctx.num_outputs() > 1) ctx.allocate_output(1, D::Float, {}).mutable_data<float>()[0] = scale;
   if (ctx.num_outputs() > 2) ctx.allocate_output(2, D::UInt8, {}).mutable_data<uint8_t>()[0] = zp;
+}
+
+// QuantizeLinear of float32 to uint8 / int8 with a float32 scale per tensor or per axis (no blocks): the quotient
+// rounded in float as the reference's, in one pass (false: the reference runs).
+bool run_q_fast(const QAttrs& q, KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& s = ctx.input(1);
+  const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  if (x.dtype() != D::Float || s.dtype() != D::Float || q.block_size != 0 ||
+      !(q.precision == D::Undefined || q.precision == D::Float))
+    return false;
+  const D out = q_output_type(q, zp ? zp->dtype() : D::Undefined);
+  if (out != D::UInt8 && out != D::Int8) return false;
+  const Dims& xd = x.dims();
+  const int64_t rank = static_cast<int64_t>(xd.size());
+  int64_t channels = 1, inner = 1;
+  if (s.element_count() != 1) {  // per axis: a 1-D scale along `axis`
+    const int64_t axis = q.axis < 0 ? q.axis + rank : q.axis;
+    if (q.version < 13 || axis < 0 || axis >= rank || s.dims() != Dims{xd[static_cast<size_t>(axis)]}) return false;
+    channels = xd[static_cast<size_t>(axis)];
+    inner = product(Dims(xd.begin() + axis + 1, xd.end()));
+  } else if (s.dims().size() > 1) {
+    return false;
+  }
+  if (zp && zp->dims() != s.dims()) return false;
+  const int64_t n = static_cast<int64_t>(x.element_count());
+  ctx.set_output(0, allocate_for_overwrite(out, xd));
+  if (n == 0) return true;
+  uint8_t* y = ctx.outputs()[0].tensor.mutable_data<uint8_t>();
+  if (channels == 1) inner = n;
+  const float lo = out == D::UInt8 ? 0.f : -128.f, hi = out == D::UInt8 ? 255.f : 127.f;
+  const float* px = x.data<float>();
+  const bool avx512 = use_avx512();
+  for (int64_t c0 = 0; c0 < n; c0 += inner) {  // one run of `inner` elements shares its scale
+    const int64_t p = (c0 / inner) % channels;
+    const float z = zp ? static_cast<float>(out == D::UInt8 ? static_cast<int32_t>(zp->data<uint8_t>()[p])
+                                                              : static_cast<int32_t>(zp->data<int8_t>()[p]))
+                       : 0.f;
+    if (avx512) kernels::quantize_avx512(px + c0, inner, s.data<float>()[p], z, lo, hi, y + c0);
+    else quantize_plain(px + c0, inner, s.data<float>()[p], z, lo, hi, y + c0);
+  }
+  return true;
 }
 
 void infer_dynamic(InferContext& ctx) {
@@ -604,7 +653,10 @@ void register_quantize_linear(Registry& r) {
     auto qinfer = [v](InferContext& ctx) { infer_q(parse_q(ctx.attrs, v), ctx); };
     auto qkernel = [v](const KernelInit& init) {
       QAttrs q = parse_q(init.attrs, v);
-      return make_kernel([q](KernelContext& ctx) { run_q(q, ctx); });
+      if (init.reference_only) return make_kernel([q](KernelContext& ctx) { run_q(q, ctx); });
+      return make_kernel([q](KernelContext& ctx) {
+        if (!run_q_fast(q, ctx)) run_q(q, ctx);
+      });
     };
     r.add(OpDef{"", "QuantizeLinear", v, qt, qinfer, qkernel});
     // DequantizeLinear: x, x_scale, x_zero_point.
