@@ -18,7 +18,10 @@ const std::vector<PassInfo>& passes() {
       {"layout-cancellation", 1, cancel_layout_pairs},
       {"half-promotion", 2, promote_half_precision},
       {"attention-fusion", 2, fuse_attention},
-      {"layer-norm-fusion", 2, fuse_layer_norm},
+      // Not in subgraphs: merged decoders keep their layers in If branches, where the normalized rows are single
+      // tokens that DynamicQuantizeLinear reads; the fused kernel's sums round differently from the nodes', and
+      // quantization turns those last bits into whole steps (a 1% change of the logits).
+      {"layer-norm-fusion", 2, fuse_layer_norm, false},
       {"gelu-fusion", 2, fuse_gelu},
       {"hard-swish-fusion", 2, fuse_hard_swish},
       {"batch-norm-folding", 2, fold_batch_norm},
@@ -55,7 +58,7 @@ void align_tensors(Graph& g) {
 }
 
 // Runs the passes up to `level` on `g` in rounds until none changes anything; returns the rounds run.
-int run_passes(Model& model, Graph& g, const OptimizeOptions& options, int level, OptimizeReport& report) {
+int run_passes(Model& model, Graph& g, const OptimizeOptions& options, int level, bool subgraph, OptimizeReport& report) {
   align_tensors(g);
   PassContext ctx(model, g, options);
   // Each round runs every pass once; a pass only shrinks or fuses, so rounds end quickly. The bound guards
@@ -65,7 +68,7 @@ int run_passes(Model& model, Graph& g, const OptimizeOptions& options, int level
   for (int round = 0; round < kMaxRounds; ++round) {
     bool any = false;
     for (const PassInfo& p : passes()) {
-      if (p.level > level) continue;
+      if (p.level > level || (subgraph && !p.in_subgraphs)) continue;
       bool changed = p.run(ctx);
       ctx.finish();
       if (!changed) continue;
@@ -81,9 +84,10 @@ int run_passes(Model& model, Graph& g, const OptimizeOptions& options, int level
   return rounds;
 }
 
-// Subgraphs (If branches, Loop and Scan bodies, at any depth) get the basic passes: folding of what reads only
-// constants (often the outer graph's weights: a merged decoder's whole model sits in an If branch and dequantizes
-// or transposes its weights there), identities and dead code. Fusions and the layout pass stay on the main graph.
+// Subgraphs (If branches, Loop and Scan bodies, at any depth) get the passes up to level 2 that allow it: folding of
+// what reads only constants (often the outer graph's weights: a merged decoder's whole model sits in an If branch
+// and dequantizes or transposes its weights there), identities, dead code and the fusions. The layout pass
+// (level 3) stays on the main graph.
 void optimize_subgraphs(Model& model, Graph& g, const OptimizeOptions& options, OptimizeReport& report) {
   for (auto& n : g.nodes) {
     if (!n->graph) continue;  // removed
@@ -92,7 +96,7 @@ void optimize_subgraphs(Model& model, Graph& g, const OptimizeOptions& options, 
       if (a.g) subgraphs.push_back(a.g.get());
       for (auto& sg : a.graphs) subgraphs.push_back(sg.get());
       for (Graph* sg : subgraphs) {
-        run_passes(model, *sg, options, 1, report);
+        run_passes(model, *sg, options, std::min(options.level, 2), true, report);
         optimize_subgraphs(model, *sg, options, report);
       }
     }
@@ -119,7 +123,7 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
     g.inputs = std::move(kept);
   }
   if (options.level > 0) {
-    report.rounds = run_passes(model, g, options, options.level, report);
+    report.rounds = run_passes(model, g, options, options.level, false, report);
     optimize_subgraphs(model, g, options, report);
   }
   // IR 3 requires every initializer to be a graph input; folded values are constants, not inputs. IR 4 only

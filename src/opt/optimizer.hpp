@@ -15,6 +15,8 @@ struct PassInfo {
   const char* name;
   int level;                     // the lowest level that runs it
   bool (*run)(PassContext& ctx);  // true when it changed the graph
+  // Whether it also runs on subgraphs (If branches, Loop/Scan bodies), up to level 2 there.
+  bool in_subgraphs = true;
 };
 
 // Every pass, in the order the driver runs them.

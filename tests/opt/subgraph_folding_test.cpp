@@ -84,5 +84,27 @@ TEST(SubgraphFolding, BranchesFoldWhatReadsOnlyOuterConstants) {
   }
 }
 
+// From level 2 the branches get the fusions too (a merged decoder's layers are all in its branches), computing the
+// same values.
+TEST(SubgraphFolding, BranchesFuseFromLevel2) {
+  for (int level : {2, 3}) {
+    Model m = testing::load_ir(decoder_like_model());
+    testing::optimize_ir(m, level);
+    EXPECT_EQ(branch_ops(m, "then_branch"), (std::vector<std::string>{"FusedMatMul"})) << "level " << level;
+    EXPECT_EQ(branch_ops(m, "else_branch"), (std::vector<std::string>{"MatMul", "Neg"})) << "level " << level;
+    EXPECT_TRUE(check::check_model(pb::load_model_bytes(testing::serialize_ir(m), "fused.onnx")).empty());
+  }
+  for (bool flag : {true, false}) {
+    Tensor f = Tensor::allocate(DataType::Bool, {});
+    f.mutable_data<bool>()[0] = flag;
+    const std::map<std::string, Datum> feeds = {
+        {"flag", Datum::of(f)},
+        {"X", Datum::of(testing::make_tensor<float>(DataType::Float, {2, 3}, {1, -2, 3, 0.5f, 4, -1}))}};
+    const auto want = testing::session_at(decoder_like_model(), 0).run(feeds);
+    const auto got = testing::session_at(decoder_like_model(), 2).run(feeds);
+    EXPECT_EQ(testing::values_of<float>(got.at(0).second.tensor), testing::values_of<float>(want.at(0).second.tensor));
+  }
+}
+
 }  // namespace ONYX_TEST_FILE
 }  // namespace onyx
