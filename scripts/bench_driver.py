@@ -153,7 +153,7 @@ def main():
             entry = {"model": name, "threads": t, "onyx": [], "ort": [], "errors": []}
             for r in range(args.rounds):
                 common = ["--threads", str(t), "--runs", str(args.runs), "--warmup", str(args.warmup), "--json"]
-                for engine, cmd in (("onyx", [args.onyx, "bench", path] + inputs + common),
+                for engine, cmd in (("onyx", [args.onyx, "bench", path] + inputs + common + ["--flops"]),
                                     ("ort", [args.node, args.runner, path] + inputs + common)):
                     if any(e.startswith(engine + ":") for e in entry["errors"]):
                         continue  # it failed in an earlier round: the same error again tells nothing
@@ -202,6 +202,9 @@ def main():
             "ort_rss_mb": max((r["peak_rss_mb"] for r in n), default=None),
             "ort_base_rss_mb": min((r["base_rss_mb"] for r in n), default=None),
             "rounds": args.rounds, "errors": e["errors"], "raw": {"onyx": o, "ort": n},
+            # The run's arithmetic (onyx counts it from a profiled run) and the machine's measured multiply-add
+            # peak on these threads: achieved GFLOP/s of either engine at its median.
+            "gflop": med(o, "gflop"), "peak_gflops": max((r["peak_gflops"] for r in o), default=None),
         }
         rows.append(row)
 
@@ -250,6 +253,22 @@ def main():
         geomeans[t] = {"ratio": g, "cpu_ratio": gc, "models": len(both)}
         print(f"geometric mean of onyx / ORT, threads {t}: median {fmt(g, 3)}, cpu {fmt(gc, 3)} "
               f"(over the {len(both)} of {sum(r['threads'] == t for r in rows)} model(s) that ran in both engines)")
+
+    heavy = [r for r in rows if r["gflop"] and r["gflop"] >= 1 and r["onyx_median_ms"]]
+    if heavy:
+        print()
+        print("arithmetic of the models of 1 GFLOP or more per run (2 per multiply-add of matrix products, "
+              "convolutions and attention, counted by onyx) against the measured float32 multiply-add peak "
+              "of the machine on the same threads:")
+        print(f"{'model':<24} {'thr':>3} {'GFLOP':>8} {'onyx GF/s':>10} {'ORT GF/s':>9} {'peak GF/s':>10} "
+              f"{'onyx % of peak':>15}")
+        for r in heavy:
+            rate = r["gflop"] / (r["onyx_median_ms"] / 1e3)
+            ort_rate = r["gflop"] / (r["ort_median_ms"] / 1e3) if r["ort_median_ms"] else None
+            r["onyx_gflops"], r["ort_gflops"] = rate, ort_rate
+            share = 100 * rate / r["peak_gflops"] if r["peak_gflops"] else None
+            print(f"{r['model']:<24} {r['threads']:>3} {r['gflop']:>8.2f} {rate:>10.1f} {fmt(ort_rate):>9} "
+                  f"{fmt(r['peak_gflops']):>10} {fmt(share):>15}")
 
     print()
     print("outputs, onyx vs ORT on the same inputs (rel: |onyx - ORT| / max(|ORT|, 1e-6); "

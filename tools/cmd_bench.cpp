@@ -8,7 +8,10 @@
 
 #include "base/error.hpp"
 #include "cli.hpp"
+#include "exec/threads.hpp"
 #include "feeds.hpp"
+#include "flops.hpp"
+#include "kernels/fma_peak.hpp"
 #include "onyx/session.hpp"
 #include "opt/optimizer.hpp"
 
@@ -16,7 +19,7 @@ namespace onyx::cli {
 
 const char* const kBenchUsage =
     "usage: onyx bench MODEL [--input NAME=FILE ...] [--dummy | --seed N] [--dim SYMBOL=SIZE ...] [--threads N]\n"
-    "                  [--level LEVEL] [--warmup W] [--runs R] [--no-plan] [--json]\n"
+    "                  [--level LEVEL] [--warmup W] [--runs R] [--no-plan] [--flops] [--json]\n"
     "\n"
     "Creates a session for MODEL, runs it once (the first run), W more times untimed (default 2), then R timed\n"
     "times (default 10), and reports: session-create time, first-run time, median / p90 / min of the R runs, and\n"
@@ -27,9 +30,14 @@ const char* const kBenchUsage =
     "  --threads N         intra-op threads for the session (0: the engine's default)\n"
     "  --level LEVEL       graph optimization: basic, extended, all (the default) or 0 (off)\n"
     "  --no-plan           no static memory plan (every intermediate from the heap)\n"
+    "  --flops             also count the arithmetic of a run (2 per multiply-add of matrix products,\n"
+    "                      convolutions and attention, from one more run's profile) and measure the machine's\n"
+    "                      float32 multiply-add peak on the session's threads: the achieved GFLOP/s at the\n"
+    "                      median against the peak\n"
     "  --json              print one JSON object: model, create_ms, first_run_ms, median_ms, p90_ms, min_ms,\n"
     "                      cpu_median_ms (CPU time of a run, all threads), runs, warmup, threads, peak_rss_mb,\n"
-    "                      planned_mb (null without a plan)\n";
+    "                      planned_mb (null without a plan); with --flops also gflop (per run), gflops (at the\n"
+    "                      median) and peak_gflops\n";
 
 namespace {
 
@@ -80,7 +88,7 @@ std::string json_string(const std::string& s) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs", "--level"}, {"--dummy", "--json", "--no-plan"});
+  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs", "--level"}, {"--dummy", "--json", "--no-plan", "--flops"});
   if (print_help_if_asked(args, kBenchUsage)) return 0;
   expect_positional(args, 1, 1, kBenchUsage);
   if (args.flag("--dummy") && args.value("--seed")) fail("--dummy and --seed exclude each other");
@@ -120,14 +128,28 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const std::optional<MemoryPlanInfo> plan = session.memory_plan(feeds);
   char planned_mb[32] = "null";
   if (plan) std::snprintf(planned_mb, sizeof planned_mb, "%.3f", static_cast<double>(plan->arena_bytes) / (1 << 20));
+  double gflop = 0, peak_gflops = 0;
+  const bool flops = args.flag("--flops");
+  if (flops) {
+    std::vector<NodeTiming> profile;
+    RunOptions profiled;
+    profiled.profile = &profile;
+    session.run(feeds, {}, profiled);
+    gflop = run_flops(profile) / 1e9;
+    peak_gflops = kernels::measure_fma_peak(session_opts.threads > 0 ? session_opts.threads : threads::physical_cores()) / 1e9;
+  }
+  char flops_json[160] = "";
+  if (flops)
+    std::snprintf(flops_json, sizeof flops_json, ", \"gflop\": %.9g, \"gflops\": %.6g, \"peak_gflops\": %.1f", gflop,
+                  median > 0 ? gflop / (median / 1e3) : 0.0, peak_gflops);
 
   if (args.flag("--json")) {
     std::printf(
         "{\"model\": %s, \"create_ms\": %.3f, \"first_run_ms\": %.3f, \"median_ms\": %.3f, \"p90_ms\": %.3f, "
         "\"min_ms\": %.3f, \"cpu_median_ms\": %.3f, \"runs\": %lld, \"warmup\": %lld, \"threads\": %d, "
-        "\"peak_rss_mb\": %.1f, \"planned_mb\": %s}\n",
+        "\"peak_rss_mb\": %.1f, \"planned_mb\": %s%s}\n",
         json_string(path).c_str(), create_ms, first_run_ms, median, p90, times.front(), cpu_median, static_cast<long long>(runs),
-        static_cast<long long>(warmup), session_opts.threads, rss, planned_mb);
+        static_cast<long long>(warmup), session_opts.threads, rss, planned_mb, flops_json);
   } else {
     std::printf("model          %s\n", path.c_str());
     std::printf("threads        %d%s\n", session_opts.threads, session_opts.threads ? "" : " (engine default)");
@@ -146,6 +168,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
                   static_cast<unsigned long long>(plan->fallbacks));
     else
       std::printf("planned        none\n");
+    if (flops)
+      std::printf("arithmetic     %10.3f GFLOP per run, %.1f GFLOP/s at the median: %.0f%% of the measured peak %.1f GFLOP/s\n",
+                  gflop, median > 0 ? gflop / (median / 1e3) : 0.0,
+                  peak_gflops > 0 && median > 0 ? 100 * gflop / (median / 1e3) / peak_gflops : 0.0, peak_gflops);
   }
   return 0;
 }

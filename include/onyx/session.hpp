@@ -41,6 +41,8 @@ struct NodeTiming {
   std::string op_type;
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
+  // The dims of the tensors the node read and wrote in this run (empty for absent or non-tensor values).
+  std::vector<std::vector<int64_t>> input_dims, output_dims;
 };
 
 struct RunOptions {

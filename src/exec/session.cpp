@@ -437,9 +437,14 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
     if (options.profile) {
       auto ended = std::chrono::steady_clock::now();
       using std::chrono::nanoseconds;
-      options.profile->push_back({plan.graph->label(), n.label(), n.op_type,
-                                  std::chrono::duration_cast<nanoseconds>(started - run.began).count(),
-                                  std::chrono::duration_cast<nanoseconds>(ended - started).count()});
+      NodeTiming& t = options.profile->emplace_back();
+      t.graph = plan.graph->label();
+      t.node = n.label();
+      t.op_type = n.op_type;
+      t.start_ns = std::chrono::duration_cast<nanoseconds>(started - run.began).count();
+      t.duration_ns = std::chrono::duration_cast<nanoseconds>(ended - started).count();
+      for (const Datum* d : in) t.input_dims.push_back(d && d->is_tensor() ? d->tensor.dims() : std::vector<int64_t>{});
+      for (const Datum& d : outs) t.output_dims.push_back(d.is_tensor() ? d.tensor.dims() : std::vector<int64_t>{});
     }
     for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i)
       if (n.outputs[i]) frame.values[n.outputs[i]->id] = std::move(outs[i]);

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """JSON written by the onyx command line, read back by Python's json module and checked against onnx's own reader:
-`onyx profile -o` (a Chrome trace: Trace Event Format) and `onyx ops --json`.
+`onyx profile -o` (a Chrome trace: Trace Event Format), `onyx ops --json` and `onyx bench --flops --json` (the
+arithmetic it counts for a model of known products).
 
 usage: cli_json.py ONYX_BINARY [LIGHT_MODELS_DIR]
 """
@@ -70,6 +71,33 @@ with tempfile.TemporaryDirectory() as tmp:
     check_trace(demo, 3, ["--dummy", "--dim", "N=2", "--level", "basic"])
 if light_dir:
     check_trace(os.path.join(light_dir, "light_squeezenet.onnx"), 2, ["--dummy", "--level", "0"])
+
+# bench --flops: a MatMul [2, 3, 8] x [8, 5], a Conv [1, 4, 6, 6] with W [6, 2, 3, 3] (group 2, pads 1) and a
+# Gemm [3, 8] x [8, 7]: 2 * (30 * 8 + 216 * 18 + 21 * 8) operations.
+with tempfile.TemporaryDirectory() as tmp:
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), n)
+             for n, s in (("w", (8, 5)), ("k", (6, 2, 3, 3)), ("g", (8, 7)))]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "w"], ["y1"]),
+         helper.make_node("Conv", ["x", "k"], ["y2"], group=2, pads=[1, 1, 1, 1]),
+         helper.make_node("Gemm", ["c", "g"], ["y3"])],
+        "flops",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3, 8]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6]),
+         helper.make_tensor_value_info("c", TensorProto.FLOAT, [3, 8])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y1", "y2", "y3")], inits)
+    path = os.path.join(tmp, "flops.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    for level in ("0", "all"):
+        b = json.loads(run("bench", path, "--runs", "1", "--warmup", "0", "--threads", "1", "--level", level,
+                           "--flops", "--json"))
+        want = 2 * (30 * 8 + 216 * 18 + 21 * 8) / 1e9
+        check(abs(b["gflop"] - want) < 1e-9, f"bench --flops at level {level}: gflop {b['gflop']}, expected {want}")
+        check(b["peak_gflops"] > 0 and b["gflops"] > 0, f"bench --flops: {b}")
+    print(f"bench --flops: {b['gflop']} GFLOP per run, peak {b['peak_gflops']} GFLOP/s")
 
 ops = json.loads(run("ops", "--json"))
 add = [o for o in ops["operators"] if o["domain"] == "ai.onnx" and o["op_type"] == "Add"]
