@@ -2,7 +2,7 @@
 // Transposes (NCHW -> NHWC before, back after). The Transposes back to NCHW then move down through MaxPool (one
 // output), AveragePool and the global pools, which become NhwcMaxPool / NhwcAveragePool (for dynamic sizes, a mean
 // or max over H and W); Resize / Upsample with constant parameters (permuted); ops that do not care about the
-// layout (elementwise activations; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or
+// layout (elementwise activations, per-tensor QuantizeLinear/DequantizeLinear; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or
 // are constants, which get permuted copies; Concat, whose axis is renamed and whose constant inputs are permuted);
 // inference BatchNormalization, which becomes a depthwise 1x1 NhwcConv; and channel shuffles,
 // Reshape-Transpose-Reshape, which shuffle the last axis instead. A Transpose to NHWC reading one back to NCHW reads
@@ -80,10 +80,13 @@ void convert(PassContext& ctx, Node& n) {
   add_transpose(ctx, m, &yt, y, kToNchw, name.empty() ? y->name : name);
 }
 
-// Elementwise ops of one input whose extra inputs (if any) are scalars: they commute with any Transpose.
+// Elementwise ops of one input whose extra inputs (if any) are scalars: they commute with any Transpose. With
+// per-tensor scales and zero points that includes QuantizeLinear and DequantizeLinear, which a quantized model has
+// between every two layers.
 bool layout_free_unary(const Analysis& a, const Node& n) {
   static const std::vector<std::string> ops = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
-                                               "Elu", "Clip", "Abs", "Neg", "Exp", "Sqrt", "Erf", "Identity"};
+                                               "Elu", "Clip", "Abs", "Neg", "Exp", "Sqrt", "Erf", "Identity",
+                                               "QuantizeLinear", "DequantizeLinear"};
   if (!n.domain.empty() || std::find(ops.begin(), ops.end(), n.op_type) == ops.end()) return false;
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (n.inputs[i] && a.rank(n.inputs[i]) != 0) return false;

@@ -12,6 +12,8 @@ const std::vector<PassInfo>& passes() {
   // Folding first so later passes see constants; fusions before dead code so what they orphan goes in the same
   // round; fusions of bigger patterns before those of their parts (attention's scale/mask before MatMul+Add).
   static const std::vector<PassInfo> list = {
+      // Before constant folding, which would fold DequantizeLinear(Wq) into a float weight.
+      {"qdq-conv-fusion", 2, fuse_qdq_conv},
       {"constant-folding", 1, fold_constants},
       {"shape-folding", 1, fold_shape_computations},
       {"identity-elimination", 1, eliminate_identities},

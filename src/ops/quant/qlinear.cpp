@@ -25,6 +25,7 @@
 
 #include "ir/tensor_alloc.hpp"
 #include "kernels/int8_gemm.hpp"
+#include "kernels/quantize.hpp"
 #include "ops/fused/fused.hpp"
 #include "ops/op_kit.hpp"
 
@@ -500,7 +501,12 @@ class FastQLinearMatMul : public Kernel {
     std::vector<double> mult(static_cast<size_t>(bs.element_count()));
     for (size_t i = 0; i < mult.size(); ++i) mult[i] = multiplier(D::Float, a_scale, bs.data<float>()[i], y_scale);
     Tensor y = allocate_for_overwrite(yz.dtype(), out);
-    if (rows * N > 0) requantize(o.c, rows * N, 1, N, mult, nullptr, static_cast<double>(read_ints(yz)[0]), y);
+    // One multiplier: the whole product as one run; one per column: runs of one element, channel = column.
+    const double y_zero = static_cast<double>(read_ints(yz)[0]);
+    if (rows * N > 0) {
+      if (mult.size() == 1) requantize(o.c, rows * N, rows * N, 1, mult, nullptr, y_zero, y);
+      else requantize(o.c, rows * N, 1, N, mult, nullptr, y_zero, y);
+    }
     ctx.set_output(0, std::move(y));
     return true;
   }
@@ -764,7 +770,16 @@ bool conv_integer_fast(const ConvAttrs& attrs, const Tensor& x, const Tensor& w,
         const uint8_t* src = plane + off + lo * sw + kd;
         int8_t* o = out + (lo - ow);
         if (sw == 1) {
-          for (int64_t i = 0; i < hi - lo; ++i) o[i] = static_cast<int8_t>(src[i] ^ flip);
+          // Eight bytes at a time (GCC's -O2 leaves the byte loop scalar): the flip of each byte's top bit.
+          const int64_t len8 = (hi - lo) / 8 * 8;
+          const uint64_t flip8 = flip ? 0x8080808080808080ull : 0;
+          for (int64_t i = 0; i < len8; i += 8) {
+            uint64_t w;
+            std::memcpy(&w, src + i, 8);
+            w ^= flip8;
+            std::memcpy(o + i, &w, 8);
+          }
+          for (int64_t i = len8; i < hi - lo; ++i) o[i] = static_cast<int8_t>(src[i] ^ flip);
         } else {
           for (int64_t i = 0; i < hi - lo; ++i) o[i] = static_cast<int8_t>(src[i * sw] ^ flip);
         }
@@ -832,6 +847,8 @@ void requantize(const int32_t* acc, int64_t count, int64_t inner, int64_t channe
   const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
   uint8_t* out = y.mutable_data<uint8_t>();
   const int64_t blocks = count / inner;
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 #pragma omp parallel for schedule(static) if (count > (int64_t{1} << 16))
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t ch = b % channels;
@@ -839,6 +856,10 @@ void requantize(const int32_t* acc, int64_t count, int64_t inner, int64_t channe
     const uint32_t add = bias ? static_cast<uint32_t>(bias[ch]) : 0u;
     const int32_t* src = acc + b * inner;
     uint8_t* dst = out + b * inner;
+    if (avx512 && inner >= 8) {
+      kernels::requantize_avx512(src, inner, static_cast<int32_t>(add), m, y_zero, lo, hi, dst);
+      continue;
+    }
     for (int64_t i = 0; i < inner; ++i) {
       const double v = std::clamp(std::nearbyint(static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(src[i]) + add)) * m + y_zero), lo, hi);
       dst[i] = u8 ? static_cast<uint8_t>(v) : static_cast<uint8_t>(static_cast<int8_t>(v));

@@ -1,0 +1,81 @@
+// DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear -> QLinearConv, in the form static quantization writes:
+// outputs within one quantization step of the float graph's.
+#include "opt/opt_test_util.hpp"
+
+namespace onyx {
+namespace ONYX_TEST_FILE {
+
+using namespace testing;
+using V = std::vector<std::string>;
+
+std::vector<int8_t> weights(size_t n) {
+  std::vector<int8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int8_t>(static_cast<int>((i * 37 + 11) % 255) - 127);
+  return v;
+}
+
+// x (float) -> Q -> DQ -> Conv(W = DQ(wq), B) -> [Relu] -> Q(y_scale, y_zero) -> DQ -> y.
+GraphSpec qdq_conv(bool per_channel, bool relu, uint8_t y_zero, bool bias_as_dq, int64_t group = 1) {
+  GraphSpec g(13);
+  g.input("x", DataType::Float, {1, 4, 7, 6});
+  g.floats("xs", {}, {0.02f}).init("xz", DataType::UInt8, {}, std::vector<uint8_t>{120});
+  g.init("wq", DataType::Int8, {6, 4 / group, 3, 3}, weights(static_cast<size_t>(6 * 4 / group * 9)));
+  if (per_channel) g.floats("ws", {6}, {0.01f, 0.02f, 0.015f, 0.005f, 0.03f, 0.01f});
+  else g.floats("ws", {}, {0.01f});
+  g.floats("ys", {}, {0.05f}).init("yz", DataType::UInt8, {}, std::vector<uint8_t>{y_zero});
+  g.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"})
+      .node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"})
+      .node("DequantizeLinear", {"wq", "ws"}, {"wd"}, {{"axis", 0}});
+  if (bias_as_dq) {
+    // The bias as static quantization writes it: int32 at scale x_scale * w_scale.
+    g.init("bq", DataType::Int32, {6}, std::vector<int32_t>{100, -250, 0, 7, 3000, -1});
+    if (per_channel) g.floats("bs", {6}, {0.0002f, 0.0004f, 0.0003f, 0.0001f, 0.0006f, 0.0002f});
+    else g.floats("bs", {}, {0.0002f});
+    g.node("DequantizeLinear", {"bq", "bs"}, {"b"}, {{"axis", 0}});
+  } else {
+    g.floats("b", {6}, {0.1f, -0.2f, 0.05f, 0.0f, 0.3f, -0.01f});
+  }
+  g.node("Conv", {"xd", "wd", "b"}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", group}});
+  if (relu) g.node("Relu", {"c"}, {"r"});
+  g.node("QuantizeLinear", {relu ? "r" : "c", "ys", "yz"}, {"yq"}).node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"});
+  g.output("y");
+  return g;
+}
+
+TEST(QdqConvFusion, PerChannelWeightsReluAndQuantizedBias) {
+  GraphSpec g = qdq_conv(true, true, 0, true);
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 2);
+  ASSERT_EQ(op_list(m), (V{"QuantizeLinear", "QLinearConv", "DequantizeLinear"}));
+  EXPECT_EQ(m.graph->nodes[1]->inputs.size(), 9u);
+  // Within one step of y (0.05) of the float graph.
+  expect_same_outputs(g.bytes(), 0, 0.0501);
+  expect_idempotent(g.bytes(), 2);
+}
+
+TEST(QdqConvFusion, PerTensorWeightsFloatBiasNoRelu) {
+  GraphSpec g = qdq_conv(false, false, 128, false);
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 2);
+  ASSERT_EQ(op_list(m), (V{"QuantizeLinear", "QLinearConv", "DequantizeLinear"}));
+  expect_same_outputs(g.bytes(), 0, 0.0501);
+}
+
+TEST(QdqConvFusion, GroupedConvolutionsStayFloat) {
+  GraphSpec g = qdq_conv(true, true, 0, true, 2);
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 2);
+  EXPECT_EQ(op_list(m), (V{"QuantizeLinear", "DequantizeLinear", "ai.onyx.FusedConv", "QuantizeLinear", "DequantizeLinear"}));
+}
+
+TEST(QdqConvFusion, ReluWithANonzeroOutputZeroPointStays) {
+  // Saturation at 0 would not be the Relu when y's zero point is 128: nothing fuses (the weights fold to float).
+  GraphSpec g = qdq_conv(false, true, 128, false);
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 2);
+  EXPECT_EQ(op_list(m), (V{"QuantizeLinear", "DequantizeLinear", "ai.onyx.FusedConv", "QuantizeLinear", "DequantizeLinear"}));
+  expect_same_outputs(g.bytes(), 1e-5, 1e-6);
+}
+
+}  // namespace
+}  // namespace onyx
