@@ -444,6 +444,8 @@ TEST(FastKernels, TransposeMatchesReference) {
       {{2, 5, 6, 3, 40}, {0, 1, 2, 4, 3}},
       // Three rows: RGB planes into pixels.
       {{1, 3, 224, 224}, {0, 2, 3, 1}}, {{3, 3, 5, 7}, {0, 2, 3, 1}},
+      // 16 x 16 register blocks over several 64 x 64 tiles and ragged edges (NCHW <-> NHWC of feature maps).
+      {{1, 70, 30, 31}, {0, 2, 3, 1}}, {{2, 29, 17, 130}, {0, 3, 1, 2}},
   };
   for (const auto& [dims, perm] : cases) {
     for (DataType dt : {DataType::Float, DataType::UInt8, DataType::Int16, DataType::Double}) {

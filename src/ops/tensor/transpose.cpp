@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ir/tensor_alloc.hpp"
+#include "kernels/transpose.hpp"
 #include "ops/tensor/layout_kit.hpp"
 
 namespace onyx::ops {
@@ -65,6 +66,21 @@ void transpose_batched(const char* x, char* y, int64_t batches, int64_t R, int64
     char b[kSize];
   };
   const bool parallel = batches * R * C > (int64_t{1} << 18);
+  // 4-byte elements on AVX-512: 16 x 16 blocks in registers, tiles of 64 x 64.
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (kSize == 4 && avx512 && R >= 16 && C >= 16) {
+    constexpr int64_t kBig = 64;
+    const int64_t tiles_r = (R + kBig - 1) / kBig, tiles_c = (C + kBig - 1) / kBig;
+    const int64_t work = batches * tiles_r * tiles_c;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t w = 0; w < work; ++w) {
+      const int64_t b = w / (tiles_r * tiles_c), tr = w / tiles_c % tiles_r, tc = w % tiles_c;
+      kernels::transpose_tile_32bit_avx512(reinterpret_cast<const uint32_t*>(x) + b * R * C,
+                                           reinterpret_cast<uint32_t*>(y) + b * R * C, R, C, tr * kBig,
+                                           std::min(R, (tr + 1) * kBig), tc * kBig, std::min(C, (tc + 1) * kBig));
+    }
+    return;
+  }
   if (R * C * static_cast<int64_t>(kSize) <= (int64_t{16} << 10)) {
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t b = 0; b < batches; ++b) {
