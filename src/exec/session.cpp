@@ -50,6 +50,11 @@ struct GraphPlan {
   const Graph* graph = nullptr;
   std::vector<Step> steps;
   std::vector<std::pair<size_t, const Tensor*>> constants;  // initializers
+  // The initializers as the values a run reads, made once: by local value id, null for other values. A frame
+  // holds no copies of them (an If branch or loop body entered per run would copy every one, dims and names
+  // included, each time).
+  std::vector<Datum> constant_datums;
+  std::vector<const Datum*> constant_at;
   std::vector<size_t> input_ids, output_ids_local;
   std::vector<Ref> outputs;
 };
@@ -83,7 +88,10 @@ Ref ref_for(const Value* v, const Graph* from) {
 const Datum& lookup(const Frame& f, const Ref& r) {
   const Frame* fr = &f;
   for (int i = 0; i < r.depth; ++i) fr = fr->parent;
-  return fr->values[r.id];
+  const Datum& d = fr->values[r.id];
+  if (d.kind == Datum::Kind::Empty && r.id < fr->plan->constant_at.size() && fr->plan->constant_at[r.id])
+    return *fr->plan->constant_at[r.id];  // an initializer (a feed of the same name, if any, is in values)
+  return d;
 }
 
 bool is_constant_node(const Node& n) {
@@ -216,6 +224,7 @@ struct Session::Impl {
     plan->graph = &g;
     for (const auto& [name, t] : g.initializers)
       if (Value* v = g.find_local(name)) plan->constants.emplace_back(v->id, &t);
+    plan->constant_at.assign(g.values().size(), nullptr);
     for (const Value* v : g.inputs) plan->input_ids.push_back(v->id);
     std::unordered_map<size_t, size_t> last_use;  // local value id -> step index
     // Initializers of the main graph that every reader copies into its own layout (packed weights) hold memory
@@ -303,8 +312,14 @@ struct Session::Impl {
       plan->outputs.push_back(ref_for(v, &g));
       if (v->graph == &g) keep.insert(v->id);
     }
+    // The initializers' Datums, made after the kernels: a Datum shares its tensor's buffer, and memory released
+    // above must be the initializer's alone.
+    plan->constant_datums.reserve(plan->constants.size());
+    for (const auto& [id, t] : plan->constants) plan->constant_datums.push_back(Datum::of(*t));
+    for (size_t i = 0; i < plan->constants.size(); ++i)
+      plan->constant_at[plan->constants[i].first] = &plan->constant_datums[i];
     for (const auto& [id, step_index] : last_use)
-      if (!keep.count(id)) plan->steps[step_index].release.push_back(id);
+      if (!keep.count(id) && !plan->constant_at[id]) plan->steps[step_index].release.push_back(id);
     for (Step& step : plan->steps) {
       if (step.nested) continue;
       for (size_t i = 0; i < step.inputs.size(); ++i) {
@@ -383,27 +398,30 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
                                           const RunState& run) const {
   Frame frame{&plan, std::vector<Datum>(plan.graph->values().size()), parent, &run};
   const RunOptions& options = *run.options;
-  for (const auto& [id, t] : plan.constants) frame.values[id] = Datum::of(*t);
   if (inputs.size() > plan.input_ids.size())
     fail(plan.graph->label(), ": ", inputs.size(), " inputs given, the graph takes ", plan.input_ids.size());
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].kind != Datum::Kind::Empty) frame.values[plan.input_ids[i]] = std::move(inputs[i]);
   FrameRunner runner(*this, frame);
   exec::RunMemory* memory = &plan == main.get() ? run.memory : nullptr;
+  // Per-step lists, kept across the steps: small models run a few microseconds per node, and heap traffic for
+  // these vectors was a noticeable part of that.
+  std::vector<const Datum*> in;
+  std::vector<Datum> dying;
+  std::vector<DataType> dtypes;
   for (size_t step_index = 0; step_index < plan.steps.size(); ++step_index) {
     const Step& step = plan.steps[step_index];
     const Node& n = *step.node;
     if (options.terminate && options.terminate->load(std::memory_order_relaxed))
       fail(label, ": run terminated by the caller before ", where(n));
     auto started = std::chrono::steady_clock::now();
-    std::vector<const Datum*> in;
-    in.reserve(step.inputs.size());
+    in.clear();
     for (const auto& r : step.inputs) {
       const Datum* d = r ? &lookup(frame, *r) : nullptr;
       in.push_back(d && d->kind != Datum::Kind::Empty ? d : nullptr);
     }
     // Values that die with this step leave the frame, so that the kernel may take their buffers for outputs.
-    std::vector<Datum> dying(step.dying_inputs.size());
+    dying.resize(step.dying_inputs.size());
     for (size_t j = 0; j < dying.size(); ++j) {
       const size_t i = step.dying_inputs[j];
       if (!in[i]) continue;
@@ -419,7 +437,7 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
         outs = execute(*step.function_body, std::move(args), nullptr, run);
       } else {
         if (step.def && !step.def->types.empty()) {
-          std::vector<DataType> dtypes;
+          dtypes.clear();
           for (const Datum* d : in) dtypes.push_back(d && d->is_tensor() ? d->tensor.dtype() : DataType::Undefined);
           ops::check_input_types(*step.def, n, dtypes);
         }
@@ -449,6 +467,7 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
     for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i)
       if (n.outputs[i]) frame.values[n.outputs[i]->id] = std::move(outs[i]);
     for (size_t id : step.release) frame.values[id] = Datum{};
+    dying.clear();  // the step's dying inputs go now, as their values would have at its end
   }
   std::vector<Datum> result;
   result.reserve(plan.outputs.size());
