@@ -13,7 +13,7 @@ const std::vector<PassInfo>& passes() {
   // round; fusions of bigger patterns before those of their parts (attention's scale/mask before MatMul+Add).
   static const std::vector<PassInfo> list = {
       // Before constant folding, which would fold DequantizeLinear(Wq) into a float weight.
-      {"qdq-conv-fusion", 2, fuse_qdq_conv},
+      {"qdq-fusion", 2, fuse_qdq},
       {"constant-folding", 1, fold_constants},
       {"shape-folding", 1, fold_shape_computations},
       {"identity-elimination", 1, eliminate_identities},

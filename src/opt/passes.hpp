@@ -13,7 +13,7 @@ bool cancel_layout_pairs(PassContext& ctx);     // layout_cancellation.cpp
 bool eliminate_dead_code(PassContext& ctx);     // dead_code.cpp
 
 // Level 2 (all).
-bool fuse_qdq_conv(PassContext& ctx);           // qdq_conv_fusion.cpp
+bool fuse_qdq(PassContext& ctx);                // qdq_fusion.cpp
 bool promote_half_precision(PassContext& ctx);  // half_promotion.cpp
 bool fuse_attention(PassContext& ctx);          // attention_fusion.cpp
 bool fuse_layer_norm(PassContext& ctx);         // layer_norm_fusion.cpp

@@ -1,14 +1,18 @@
-// QDQ convolution fusion: the form static quantization tools write for an int8 convolution,
+// QDQ fusion: the forms static quantization tools write for int8 products,
 //   DequantizeLinear(xq) -> Conv(., DequantizeLinear(Wq), B?) [-> Relu] -> QuantizeLinear -> yq
-// becomes QLinearConv(xq, x_scale, x_zero, Wq, w_scale, w_zero, y_scale, y_zero, B_int32): the product of the
-// 8-bit values accumulates exactly in int32 (VNNI) instead of a float32 convolution of dequantized copies, and
-// consecutive convolutions pass uint8/int8 tensors with no DequantizeLinear/QuantizeLinear pass between them.
-// The float graph rounds its products; the integer one does not, so an output may differ by one quantization step
-// (ONNX Runtime makes the same substitution). Conditions: x, y per tensor and W per tensor or per output channel
-// (axis 0), constant scales and zero points, 8-bit types, one group; a float bias is quantized to int32 with scale
-// x_scale * w_scale (a bias that is already DequantizeLinear(int32) at that scale is taken as it is); a Relu only
-// where y's zero point is its type's minimum (then saturation is the Relu). It runs before constant folding, which
-// would turn DequantizeLinear(Wq) into a float weight.
+//   DequantizeLinear(aq) -> MatMul(., DequantizeLinear(Bq)) -> QuantizeLinear -> yq
+// become QLinearConv(xq, x_scale, x_zero, Wq, w_scale, w_zero, y_scale, y_zero, B_int32) and
+// QLinearMatMul(aq, a_scale, a_zero, Bq, b_scale, b_zero, y_scale, y_zero): the products of the 8-bit values
+// accumulate exactly in int32 (VNNI) instead of float32 products of dequantized copies, and consecutive layers
+// pass uint8/int8 tensors with no DequantizeLinear/QuantizeLinear pass between them. The float graph rounds its
+// products; the integer one does not, so an output may differ by one quantization step (ONNX Runtime makes the
+// same substitution). Conditions: activations per tensor, weights per tensor or per output channel (Conv: axis 0;
+// MatMul: a 2-D B, per column), constant scales and zero points, 8-bit types; Conv with one group (grouped and
+// depthwise convolutions stay float: the integer path runs one small product per group, slower than oneDNN's
+// float depthwise kernel); a float bias is quantized to int32 with scale x_scale * w_scale (a bias that is
+// already DequantizeLinear(int32) at that scale is taken as it is); a Relu only where y's zero point is its type's
+// minimum (then saturation is the Relu). It runs before constant folding, which would turn DequantizeLinear(Wq)
+// into a float weight.
 #include <cmath>
 #include <limits>
 
@@ -42,6 +46,7 @@ const Tensor* zero_point(const Analysis& a, const Node& n) {
 // A per-tensor parameter: one element.
 bool scalar(const Tensor* t) { return t && t->element_count() == 1; }
 
+// The Conv form.
 bool fuse_at(PassContext& ctx, Node& conv) {
   const Analysis& a = ctx.analysis();
   // Grouped (depthwise) convolutions stay float: QLinearConv's integer path runs one small product per group,
@@ -146,14 +151,63 @@ bool fuse_at(PassContext& ctx, Node& conv) {
   return true;
 }
 
+// DequantizeLinear(aq) -> MatMul(., DequantizeLinear(Bq)) -> QuantizeLinear, B 2-D and constant.
+bool fuse_matmul_at(PassContext& ctx, Node& mm) {
+  const Analysis& a = ctx.analysis();
+  if (!a.def(&mm) || mm.inputs.size() != 2 || mm.outputs.size() != 1 || !mm.outputs[0] || ctx.opset("") < 10)
+    return false;
+  Node* dqa = producer_of(mm, 0);
+  Node* dqb = producer_of(mm, 1);
+  if (!is_op(dqa, "DequantizeLinear") || !is_op(dqb, "DequantizeLinear")) return false;
+  const Tensor* as = constant_scale(a, *dqa);
+  const Tensor* bs = constant_scale(a, *dqb);
+  const Tensor* bq = bs ? a.constant(dqb->inputs[0]) : nullptr;
+  if (!scalar(as) || !bs || !bq || !is_8bit(a.dtype(dqa->inputs[0])) || !is_8bit(bq->dtype()) || bq->dims().size() != 2 ||
+      a.rank(dqa->inputs[0]) < 2 || a.dtype(dqa->outputs[0]) != DataType::Float || a.dtype(dqb->outputs[0]) != DataType::Float)
+    return false;
+  const int64_t N = bq->dims()[1];
+  const Tensor* bz = zero_point(a, *dqb);
+  if (bs->element_count() != 1) {
+    const int64_t axis = attr_int(*dqb, "axis").value_or(1);
+    if (a.opset(dqb) < 13 || !(axis == 1 || axis == -1) || bs->dims() != Dims{N} || (bz && bz->dims() != Dims{N}))
+      return false;
+  } else if (bz && !scalar(bz)) {
+    return false;
+  }
+  const Tensor* az = zero_point(a, *dqa);
+  if (az && !scalar(az)) return false;
+  Node* q = sole_reader(mm.outputs[0]);
+  if (!is_op(q, "QuantizeLinear") || q->inputs[0] != mm.outputs[0]) return false;
+  const Tensor* ys = constant_scale(a, *q);
+  const DataType yt = a.dtype(q->outputs[0]);
+  const Tensor* yz = zero_point(a, *q);
+  if (!scalar(ys) || !is_8bit(yt) || (yz && !scalar(yz))) return false;
+  auto zeros = [&](const char* base, DataType t) -> Value* {
+    return &ctx.add_initializer(cat(mm.name.empty() ? "qlinear_matmul" : mm.name, "_", base), Tensor::allocate(t, {}));
+  };
+  Value* az_v = dqa->inputs.size() > 2 && dqa->inputs[2] ? dqa->inputs[2] : zeros("a_zero_point", a.dtype(dqa->inputs[0]));
+  Value* bz_v = dqb->inputs.size() > 2 && dqb->inputs[2] ? dqb->inputs[2] : zeros("b_zero_point", bq->dtype());
+  Value* yz_v = q->inputs.size() > 2 && q->inputs[2] ? q->inputs[2] : zeros("y_zero_point", yt);
+  const std::vector<Value*> inputs{dqa->inputs[0], dqa->inputs[1], az_v, dqb->inputs[0], dqb->inputs[1], bz_v,
+                                   q->inputs[1], yz_v};
+  const std::string name = mm.name.empty() ? q->name : mm.name;
+  Value* out = q->outputs[0];
+  ctx.remove_node(mm);
+  ctx.replace_node(*q, "QLinearMatMul", "", inputs, {out}, name);
+  return true;
+}
+
 }  // namespace
 
-bool fuse_qdq_conv(PassContext& ctx) {
+bool fuse_qdq(PassContext& ctx) {
   bool changed = false;
   std::vector<Node*> order;
   for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && is_op(n, "Conv")) changed |= fuse_at(ctx, *n);
+  for (Node* n : order) {
+    if (!ctx.alive(n)) continue;
+    if (is_op(n, "Conv")) changed |= fuse_at(ctx, *n);
+    else if (is_op(n, "MatMul")) changed |= fuse_matmul_at(ctx, *n);
+  }
   return changed;
 }
 

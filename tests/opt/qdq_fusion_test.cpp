@@ -1,5 +1,6 @@
-// DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear -> QLinearConv, in the form static quantization writes:
-// outputs within one quantization step of the float graph's.
+// DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear -> QLinearConv and DequantizeLinear -> MatMul ->
+// QuantizeLinear -> QLinearMatMul, in the forms static quantization writes: outputs within one quantization step
+// of the float graph's.
 #include "opt/opt_test_util.hpp"
 
 namespace onyx {
@@ -42,7 +43,7 @@ GraphSpec qdq_conv(bool per_channel, bool relu, uint8_t y_zero, bool bias_as_dq,
   return g;
 }
 
-TEST(QdqConvFusion, PerChannelWeightsReluAndQuantizedBias) {
+TEST(QdqFusion, PerChannelWeightsReluAndQuantizedBias) {
   GraphSpec g = qdq_conv(true, true, 0, true);
   Model m = load_ir(g.bytes());
   optimize_ir(m, 2);
@@ -53,7 +54,7 @@ TEST(QdqConvFusion, PerChannelWeightsReluAndQuantizedBias) {
   expect_idempotent(g.bytes(), 2);
 }
 
-TEST(QdqConvFusion, PerTensorWeightsFloatBiasNoRelu) {
+TEST(QdqFusion, PerTensorWeightsFloatBiasNoRelu) {
   GraphSpec g = qdq_conv(false, false, 128, false);
   Model m = load_ir(g.bytes());
   optimize_ir(m, 2);
@@ -61,20 +62,45 @@ TEST(QdqConvFusion, PerTensorWeightsFloatBiasNoRelu) {
   expect_same_outputs(g.bytes(), 0, 0.0501);
 }
 
-TEST(QdqConvFusion, GroupedConvolutionsStayFloat) {
+TEST(QdqFusion, GroupedConvolutionsStayFloat) {
   GraphSpec g = qdq_conv(true, true, 0, true, 2);
   Model m = load_ir(g.bytes());
   optimize_ir(m, 2);
   EXPECT_EQ(op_list(m), (V{"QuantizeLinear", "DequantizeLinear", "ai.onyx.FusedConv", "QuantizeLinear", "DequantizeLinear"}));
 }
 
-TEST(QdqConvFusion, ReluWithANonzeroOutputZeroPointStays) {
+TEST(QdqFusion, ReluWithANonzeroOutputZeroPointStays) {
   // Saturation at 0 would not be the Relu when y's zero point is 128: nothing fuses (the weights fold to float).
   GraphSpec g = qdq_conv(false, true, 128, false);
   Model m = load_ir(g.bytes());
   optimize_ir(m, 2);
   EXPECT_EQ(op_list(m), (V{"QuantizeLinear", "DequantizeLinear", "ai.onyx.FusedConv", "QuantizeLinear", "DequantizeLinear"}));
   expect_same_outputs(g.bytes(), 1e-5, 1e-6);
+}
+
+// A transformer projection in QDQ form: per-column weight scales (axis 1).
+TEST(QdqFusion, MatMulWithPerColumnWeights) {
+  for (bool per_column : {false, true}) {
+    GraphSpec g(13);
+    g.input("x", DataType::Float, {2, 5, 8});
+    g.floats("as", {}, {0.02f}).init("az", DataType::UInt8, {}, std::vector<uint8_t>{128});
+    g.init("bq", DataType::Int8, {8, 6}, weights(48));
+    if (per_column) g.floats("bs", {6}, {0.01f, 0.02f, 0.015f, 0.005f, 0.03f, 0.01f});
+    else g.floats("bs", {}, {0.01f});
+    g.floats("ys", {}, {0.04f}).init("yz", DataType::Int8, {}, std::vector<int8_t>{3});
+    g.node("QuantizeLinear", {"x", "as", "az"}, {"xq"})
+        .node("DequantizeLinear", {"xq", "as", "az"}, {"xd"})
+        .node("DequantizeLinear", {"bq", "bs"}, {"bd"}, {{"axis", 1}})
+        .node("MatMul", {"xd", "bd"}, {"p"})
+        .node("QuantizeLinear", {"p", "ys", "yz"}, {"yq"})
+        .node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"})
+        .output("y");
+    Model m = load_ir(g.bytes());
+    optimize_ir(m, 2);
+    ASSERT_EQ(op_list(m), (V{"QuantizeLinear", "QLinearMatMul", "DequantizeLinear"})) << per_column;
+    expect_same_outputs(g.bytes(), 0, 0.0401);
+    expect_idempotent(g.bytes(), 2);
+  }
 }
 
 }  // namespace
