@@ -5,7 +5,8 @@
 //   stored as bytes: [lo, hi] is [0, 255] for uint8 or [-128, 127] for int8 (QuantizeLinear, DynamicQuantizeLinear).
 // - dequantize_avx512: y = float(x - z) * scale for uint8 or int8 x (DequantizeLinear).
 // - requantize_avx512: y = clamp(round_half_even(double(acc + add) * mult + y_zero), lo, hi) as bytes, acc + add
-//   wrapping in 32 bits (QLinearConv / QLinearMatMul outputs; the product and the sum rounded separately).
+//   wrapping in 32 bits (QLinearConv / QLinearMatMul outputs; the product and the sum rounded separately);
+//   requantize_columns_avx512 the same along a row with a multiplier per element (per-column scales) and no add.
 #pragma once
 #include <cstdint>
 
@@ -16,5 +17,7 @@ void quantize_avx512(const float* px, int64_t n, float scale, float z, float lo,
 void dequantize_avx512(const void* px, bool is_signed, int64_t n, float scale, int32_t z, float* py);
 void requantize_avx512(const int32_t* acc, int64_t n, int32_t add, double mult, double y_zero, double lo, double hi,
                        uint8_t* out);
+void requantize_columns_avx512(const int32_t* acc, int64_t n, const double* mult, double y_zero, double lo, double hi,
+                               uint8_t* out);
 
 }  // namespace onyx::kernels

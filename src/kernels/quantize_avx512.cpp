@@ -63,4 +63,17 @@ void requantize_avx512(const int32_t* acc, int64_t n, int32_t add, double mult, 
   }
 }
 
+void requantize_columns_avx512(const int32_t* acc, int64_t n, const double* mult, double y_zero, double lo, double hi,
+                               uint8_t* out) {
+  const __m512d vz = _mm512_set1_pd(y_zero), vlo = _mm512_set1_pd(lo), vhi = _mm512_set1_pd(hi);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = n - i >= 8 ? static_cast<__mmask8>(0xFF) : static_cast<__mmask8>((1u << (n - i)) - 1);
+    const __m256i a = _mm256_maskz_loadu_epi32(m, acc + i);
+    __m512d v = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtepi32_pd(a), _mm512_maskz_loadu_pd(m, mult + i)), vz);
+    v = _mm512_roundscale_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm512_min_pd(_mm512_max_pd(v, vlo), vhi);
+    _mm_mask_storeu_epi8(out + i, m, _mm256_cvtepi32_epi8(_mm512_cvtpd_epi32(v)));
+  }
+}
+
 }  // namespace onyx::kernels

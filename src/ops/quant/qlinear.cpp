@@ -849,6 +849,14 @@ void requantize(const int32_t* acc, int64_t count, int64_t inner, int64_t channe
   const int64_t blocks = count / inner;
   static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  // Runs of one element with a multiplier each (per-column scales of a product): whole rows of `channels`.
+  if (avx512 && inner == 1 && !bias && mult.size() == static_cast<size_t>(channels) && count % channels == 0) {
+    const int64_t rows = count / channels;
+#pragma omp parallel for schedule(static) if (count > (int64_t{1} << 16))
+    for (int64_t r = 0; r < rows; ++r)
+      kernels::requantize_columns_avx512(acc + r * channels, channels, mult.data(), y_zero, lo, hi, out + r * channels);
+    return;
+  }
 #pragma omp parallel for schedule(static) if (count > (int64_t{1} << 16))
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t ch = b % channels;
