@@ -52,4 +52,8 @@ void int8_gemm_packed(bool a_signed, const void* a, int64_t M, int32_t a_zero, c
 void int8_gemm_packed_vnni(const uint8_t* a, int64_t lda, int64_t M, const int32_t* row_sum, const int32_t* col_term,
                            const int32_t* b_zero, const PackedInt8& b, const Int8Output& out, bool parallel);
 
+// dst[i] = src[2 * i] ^ flip for i < n (im2col of stride-2 integer convolutions; AVX512BW, the caller checks):
+// reads only src[0, 2n - 2].
+void every_other_byte_avx512(const uint8_t* src, int64_t n, uint8_t flip, uint8_t* dst);
+
 }  // namespace onyx::kernels

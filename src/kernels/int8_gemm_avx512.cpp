@@ -132,4 +132,16 @@ void int8_gemm_packed_vnni(const uint8_t* a, int64_t lda, int64_t M, const int32
   for (int64_t t = 0; t < tiles; ++t) run_tile(t);
 }
 
+void every_other_byte_avx512(const uint8_t* src, int64_t n, uint8_t flip, uint8_t* dst) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  int64_t i = 0;
+  // 16 outputs from 32 input bytes: the low byte of each 16-bit word (vpmovwb). The last block's 32nd byte is
+  // one past src[2 * (n - 1)]: while i + 16 < n it is still inside what the copy reads.
+  for (; i + 16 < n; i += 16) {
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_xor_si128(_mm256_cvtepi16_epi8(w), f));
+  }
+  for (; i < n; ++i) dst[i] = static_cast<uint8_t>(src[2 * i] ^ flip);
+}
+
 }  // namespace onyx::kernels

@@ -738,6 +738,7 @@ bool conv_integer_fast(const ConvAttrs& attrs, const Tensor& x, const Tensor& w,
   const Dims in_strides = strides_of(Dims(xd.begin() + 2, xd.end()));
   const uint8_t* xb = x.data<uint8_t>();
   const uint8_t flip = x_u8 ? 0x80 : 0;  // uint8 - 128 as int8 is the byte with its top bit flipped
+  static const bool avx512bw = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
   // Output positions of the block [o0, o0 + nb) are taken a line at a time (a run along the last axis): the outer
   // axes decide whether the whole line reads padding, and on the last axis the positions that read the input form one
   // range, copied with a stride (a plain copy for stride 1) and with padding on either side.
@@ -780,6 +781,8 @@ bool conv_integer_fast(const ConvAttrs& attrs, const Tensor& x, const Tensor& w,
             std::memcpy(o + i, &w, 8);
           }
           for (int64_t i = len8; i < hi - lo; ++i) o[i] = static_cast<int8_t>(src[i] ^ flip);
+        } else if (sw == 2 && avx512bw) {
+          kernels::every_other_byte_avx512(src, hi - lo, flip, reinterpret_cast<uint8_t*>(o));
         } else {
           for (int64_t i = 0; i < hi - lo; ++i) o[i] = static_cast<int8_t>(src[i * sw] ^ flip);
         }
