@@ -2,6 +2,8 @@
 // [batch, heads, seq, head_size] as exporters write it:
 //   scores = MatMul(Q, Transpose(K, perm = [0, 1, 3, 2]))   [Mul(scores, c) | Div(scores, c)]   [Add(., mask)]
 //   Y = MatMul(Softmax(., axis = -1), V)
+// K's transpose may also come straight from the heads' split, Transpose(K', perm = [0, 2, 3, 1]) of K' [batch, seq,
+// heads, head_size] (BERT exports fold the two transposes into one); then K is a new Transpose(K', [0, 2, 1, 3]).
 // Matched only where it is unambiguous: Q, K and V of one float type with equal batch and head dims (no
 // broadcasting between them), a scalar constant scale, a mask of Q's type whose last dim is K's sequence length
 // and whose other dims are 1 or equal to the scores' (Attention pads a shorter mask; a broadcast one differs),
@@ -25,7 +27,9 @@ Node* step_back(const Value* v) {
 }
 
 // From the (masked) softmax input back: [Mul | Div by a scalar constant] <- MatMul(Q, Transpose(K, [0,1,3,2])).
-bool match_scores(const Analysis& a, Value* cur, std::vector<Node*>& taken, double& scale, Value*& q, Value*& k) {
+// `k_split`: set when k is K' [batch, seq, heads, head_size] (the perm [0, 2, 3, 1] form) rather than K.
+bool match_scores(const Analysis& a, Value* cur, std::vector<Node*>& taken, double& scale, Value*& q, Value*& k,
+                  bool& k_split) {
   std::vector<Node*> path;
   double s = 1.0;
   Node* p = step_back(cur);
@@ -41,9 +45,10 @@ bool match_scores(const Analysis& a, Value* cur, std::vector<Node*>& taken, doub
   }
   if (!is_op(p, "MatMul") || p->inputs.size() != 2 || !p->inputs[0]) return false;
   Node* tr = producer_of(*p, 1);
-  if (!is_op(tr, "Transpose") || sole_reader(p->inputs[1]) != p || !tr->inputs[0] ||
-      attr_ints(*tr, "perm") != std::vector<int64_t>{0, 1, 3, 2})
-    return false;
+  if (!is_op(tr, "Transpose") || sole_reader(p->inputs[1]) != p || !tr->inputs[0]) return false;
+  const auto perm = attr_ints(*tr, "perm");
+  if (perm != std::vector<int64_t>{0, 1, 3, 2} && perm != std::vector<int64_t>{0, 2, 3, 1}) return false;
+  k_split = perm == std::vector<int64_t>{0, 2, 3, 1};
   path.insert(path.end(), {p, tr});
   taken.insert(taken.end(), path.begin(), path.end());
   scale = s;
@@ -71,18 +76,19 @@ bool fuse_one(PassContext& ctx, Node& sm) {
   double scale = 1.0;
   Value* q = nullptr;
   Value* k = nullptr;
+  bool k_split = false;
   Node* in = step_back(sm.inputs[0]);
   if (is_op(in, "Add") && in->inputs.size() == 2 && in->inputs[0] && in->inputs[1] && in->inputs[0] != in->inputs[1]) {
     // Either operand may be the scores; the other is then the mask.
     for (size_t i = 0; i < 2 && !q; ++i) {
       std::vector<Node*> path = {in};
-      if (match_scores(a, in->inputs[i], path, scale, q, k)) {
+      if (match_scores(a, in->inputs[i], path, scale, q, k, k_split)) {
         mask = in->inputs[1 - i];
         taken.insert(taken.end(), path.begin(), path.end());
       }
     }
   } else {
-    match_scores(a, sm.inputs[0], taken, scale, q, k);
+    match_scores(a, sm.inputs[0], taken, scale, q, k, k_split);
   }
   if (!q) return false;
 
@@ -91,7 +97,8 @@ bool fuse_one(PassContext& ctx, Node& sm) {
   if (!is_float_type(dt) || a.dtype(k) != dt || a.dtype(v) != dt || a.rank(q) != 4 || a.rank(k) != 4 || a.rank(v) != 4)
     return false;
   const auto& qd = a.type(q).shape.dims;
-  const auto& kd = a.type(k).shape.dims;
+  std::vector<Dim> kd = a.type(k).shape.dims;
+  if (k_split) std::swap(kd[1], kd[2]);  // K' [batch, seq, heads, size] as K [batch, heads, seq, size]
   const auto& vd = a.type(v).shape.dims;
   for (size_t i = 0; i < 2; ++i)
     if (!same_dim(qd[i], kd[i]) || !same_dim(qd[i], vd[i])) return false;
@@ -115,6 +122,12 @@ bool fuse_one(PassContext& ctx, Node& sm) {
   const std::string name = mm2->name;
   for (Node* n : taken)
     if (n != mm2) ctx.remove_node(*n);
+  if (k_split) {
+    Value& kt = ctx.graph.add_value(ctx.fresh_name(k->name + "_heads"));
+    Node& t = ctx.insert_node(*mm2, "Transpose", "", {k}, {&kt}, name.empty() ? kt.name : name + "_k_heads");
+    t.attributes.push_back(make_attr_ints("perm", {0, 2, 1, 3}));
+    k = &kt;
+  }
   std::vector<Value*> inputs = {q, k, v};
   if (mask) inputs.push_back(mask);
   Node& att = ctx.replace_node(*mm2, "Attention", standard ? "" : kOnyxDomain, inputs, {y}, name);

@@ -76,5 +76,26 @@ TEST(AttentionFusion, LeavesBroadcastMasksAndOtherAxes) {
   EXPECT_EQ(m2.graph->nodes.size(), 4u);
 }
 
+// K's transpose straight from the heads' split: Transpose(K' [b, s, h, d], perm [0, 2, 3, 1]) becomes K =
+// Transpose(K', [0, 2, 1, 3]) read by the Attention.
+TEST(AttentionFusion, KeyTransposedFromTheHeadsSplit) {
+  GraphSpec g(17);
+  g.input("q", DataType::Float, {2, 3, 4, 5}).input("k", DataType::Float, {2, 6, 3, 5}).input("v", DataType::Float, {2, 3, 6, 5});
+  g.random("mask", {2, 1, 1, 6}, -3, 0).floats("s", {}, {2.0f});
+  g.node("Transpose", {"k"}, {"kt"}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}})
+      .node("MatMul", {"q", "kt"}, {"qk"})
+      .node("Div", {"qk", "s"}, {"scaled"})
+      .node("Add", {"scaled", "mask"}, {"masked"})
+      .node("Softmax", {"masked"}, {"p"})
+      .node("MatMul", {"p", "v"}, {"y"})
+      .output("y");
+  Model m = load_ir(g.bytes());
+  optimize_ir(m, 2);
+  ASSERT_EQ(op_list(m), (V{"Transpose", "ai.onyx.Attention"}));
+  EXPECT_EQ(*opt::attr_ints(*m.graph->nodes[0], "perm"), (std::vector<int64_t>{0, 2, 1, 3}));
+  expect_same_outputs(g.bytes());
+  expect_idempotent(g.bytes(), 2);
+}
+
 }  // namespace
 }  // namespace onyx

@@ -26,6 +26,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/elementwise.hpp"
+#include "kernels/gemm.hpp"
 #include "ops/nn/float_store.hpp"
 
 namespace onyx::ops {
@@ -97,6 +99,75 @@ struct AttnShapes {
   int64_t batch = 0, q_heads = 0, kv_heads = 0, q_seq = 0, kv_seq = 0, head = 0, v_head = 0, past = 0;
   bool packed = false;  // 3-D inputs
 };
+
+// The common case in float32 on the matrix-product kernels: 4-D Q, K, V with as many K/V heads as Q heads, no past,
+// no causal flag, softcap or extra outputs, and no mask or a float one whose last dim is the key length (broadcast
+// over the others). Scores = Q.K^T (K transposed per head first) * scale + mask, softmax over rows (a row whose
+// entries are all -inf gives zeros), then probabilities . V; computed in float where the reference uses double.
+// False (nothing done) for any other case.
+bool attention_fast(const AttnConfig& c, KernelContext& ctx) {
+  const Tensor& q = ctx.input(0);
+  const Tensor& k = ctx.input(1);
+  const Tensor& v = ctx.input(2);
+  if (q.dtype() != D::Float || k.dtype() != D::Float || v.dtype() != D::Float || q.dims().size() != 4 ||
+      k.dims().size() != 4 || v.dims().size() != 4 || c.causal || c.softcap != 0 || c.mode != 0)
+    return false;
+  for (size_t i = 4; i < 7; ++i)
+    if (ctx.has_input(i)) return false;
+  for (size_t i = 1; i < ctx.num_outputs(); ++i)
+    if (ctx.output_wanted(i)) return false;
+  const int64_t B = q.dims()[0], H = q.dims()[1], Sq = q.dims()[2], Dh = q.dims()[3];
+  const int64_t Skv = k.dims()[2], Dv = v.dims()[3];
+  if (k.dims() != Dims{B, H, Skv, Dh} || v.dims()[0] != B || v.dims()[1] != H || v.dims()[2] != Skv ||
+      B * H * Sq * Skv == 0 || Dh == 0 || Dv == 0)
+    return false;
+  // The mask's strides over [B, H, Sq] (0 where it broadcasts); its last dim must be Skv.
+  const float* mask = nullptr;
+  int64_t ms[3] = {0, 0, 0};
+  if (ctx.has_input(3)) {
+    const Tensor& m = ctx.input(3);
+    const Dims& md = m.dims();
+    if (m.dtype() != D::Float || md.empty() || md.size() > 4 || md.back() != Skv) return false;
+    const Dims full = {B, H, Sq};
+    int64_t stride = Skv;
+    for (size_t i = md.size() - 1; i-- > 0;) {
+      const size_t at = 3 - (md.size() - 1) + i;
+      if (md[i] != 1 && md[i] != full[at]) return false;
+      ms[at] = md[i] == 1 ? 0 : stride;
+      stride *= md[i];
+    }
+    mask = m.data<float>();
+  }
+  const float scale = static_cast<float>(c.scale ? *c.scale : 1.0 / std::sqrt(static_cast<double>(Dh)));
+  const int64_t heads = B * H;
+  std::vector<float> kt(static_cast<size_t>(heads * Dh * Skv));
+  const float* pk = k.data<float>();
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t j = 0; j < Skv; ++j)
+      for (int64_t d = 0; d < Dh; ++d) kt[static_cast<size_t>((h * Dh + d) * Skv + j)] = pk[(h * Skv + j) * Dh + d];
+  std::vector<float> scores(static_cast<size_t>(heads * Sq * Skv));
+  kernels::batched_matmul(q.data<float>(), {B, H, Sq, Dh}, kt.data(), {B, H, Dh, Skv}, scores.data());
+  std::vector<char> dead(static_cast<size_t>(heads * Sq), 0);  // rows with every key masked
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Sq; ++i) {
+        const int64_t r = (b * H + h) * Sq + i;
+        float* row = scores.data() + r * Skv;
+        const float* mrow = mask ? mask + b * ms[0] + h * ms[1] + i * ms[2] : nullptr;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < Skv; ++j) {
+          row[j] = row[j] * scale + (mrow ? mrow[j] : 0.0f);
+          mx = std::max(mx, row[j]);
+        }
+        dead[static_cast<size_t>(r)] = mx == -std::numeric_limits<float>::infinity();
+      }
+  kernels::softmax(scores.data(), scores.data(), heads * Sq, Skv, false);
+  for (int64_t r = 0; r < heads * Sq; ++r)
+    if (dead[static_cast<size_t>(r)]) std::fill(scores.begin() + r * Skv, scores.begin() + (r + 1) * Skv, 0.0f);
+  Tensor& y = ctx.allocate_output(0, D::Float, {B, H, Sq, Dv});
+  kernels::batched_matmul(scores.data(), {B, H, Sq, Skv}, v.data<float>(), {B, H, Skv, Dv}, y.mutable_data<float>());
+  return true;
+}
 
 void run_attention(const AttnConfig& c, KernelContext& ctx) {
   const Tensor& q_t = ctx.input(0);
@@ -650,7 +721,10 @@ void register_attention(Registry& r) {
     if (v >= 24) types.push_back({{6}, {D::Int64}});
     add_versions(r, "", "Attention", {v}, types, infer_attention, [v](const KernelInit& init) {
       AttnConfig c = parse_attention(init.attrs, v);
-      return make_kernel([c](KernelContext& ctx) { run_attention(c, ctx); });
+      if (init.reference_only) return make_kernel([c](KernelContext& ctx) { run_attention(c, ctx); });
+      return make_kernel([c](KernelContext& ctx) {
+        if (!attention_fast(c, ctx)) run_attention(c, ctx);
+      });
     });
   }
 
