@@ -310,36 +310,6 @@ bool fast_matmul_integer_applies(const Tensor& a, const Tensor& b, const Tensor*
          (!azp || (azp->dtype() == a.dtype() && azp->element_count() == 1));
 }
 
-class FastMatMulInteger : public Kernel {
- public:
-  explicit FastMatMulInteger(const KernelInit& init) : weight_(init, 1, 3) {}
-  bool keeps_copy_of_input(size_t i) const override { return i == 1 && weight_.holds_constant(); }
-
-  void run(KernelContext& ctx) override {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
-    const Tensor* azp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    const Tensor* bzp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-    Int8B converted;
-    const Int8B* packed = fast_matmul_integer_applies(a, b, azp) ? weight_.get(b, bzp, converted) : nullptr;
-    if (!packed) return run_matmul_integer(ctx);  // and its errors
-    const int64_t N = b.dims()[1];
-    Dims out(a.dims().begin(), a.dims().end() - 1);
-    const int64_t rows = product(out);
-    out.push_back(N);
-    ctx.set_output(0, allocate_for_overwrite(D::Int32, out));
-    kernels::Int8Output o;
-    o.c = ctx.outputs()[0].tensor.mutable_data<int32_t>();
-    o.ldc = N;
-    const int32_t za = azp ? static_cast<int32_t>(read_ints(*azp)[0]) : 0;
-    kernels::int8_gemm_packed(a.dtype() == D::Int8, a.bytes().data(), rows, za, packed->packed, packed->zero.data(),
-                              static_cast<int64_t>(packed->zero.size()), o);
-  }
-
- private:
-  PackedWeight weight_;
-};
-
 // ---- MatMulIntegerToFloat ----
 
 // The scale and bias of MatMulIntegerToFloat, checked against the product's N columns (the fusion made them so; a
@@ -383,9 +353,10 @@ void run_matmul_integer_to_float(KernelContext& ctx) {
   }
 }
 
-class FastMatMulIntegerToFloat : public Kernel {
+// MatMulInteger (int32 out) and MatMulIntegerToFloat (float out, scaled and biased) on the packed kernel.
+class FastIntegerMatMul : public Kernel {
  public:
-  explicit FastMatMulIntegerToFloat(const KernelInit& init) : weight_(init, 1, 3) {}
+  FastIntegerMatMul(const KernelInit& init, bool to_float) : weight_(init, 1, 3), to_float_(to_float) {}
   bool keeps_copy_of_input(size_t i) const override { return i == 1 && weight_.holds_constant(); }
 
   void run(KernelContext& ctx) override {
@@ -395,19 +366,24 @@ class FastMatMulIntegerToFloat : public Kernel {
     const Tensor* bzp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     Int8B converted;
     const Int8B* packed = fast_matmul_integer_applies(a, b, azp) ? weight_.get(b, bzp, converted) : nullptr;
-    if (!packed) return run_matmul_integer_to_float(ctx);  // and its errors
+    if (!packed) return to_float_ ? run_matmul_integer_to_float(ctx) : run_matmul_integer(ctx);  // and their errors
     const int64_t N = b.dims()[1];
     Dims out(a.dims().begin(), a.dims().end() - 1);
     const int64_t rows = product(out);
     out.push_back(N);
-    const FloatEpilogue e = float_epilogue(ctx, N, out.size());
-    ctx.set_output(0, allocate_for_overwrite(D::Float, out));
     kernels::Int8Output o;
-    o.y = ctx.outputs()[0].tensor.mutable_data<float>();
     o.ldc = N;
-    o.scale = e.scale;
-    o.scale_per_column = e.per_column;
-    o.bias = e.bias;
+    if (to_float_) {
+      const FloatEpilogue e = float_epilogue(ctx, N, out.size());
+      ctx.set_output(0, allocate_for_overwrite(D::Float, out));
+      o.y = ctx.outputs()[0].tensor.mutable_data<float>();
+      o.scale = e.scale;
+      o.scale_per_column = e.per_column;
+      o.bias = e.bias;
+    } else {
+      ctx.set_output(0, allocate_for_overwrite(D::Int32, out));
+      o.c = ctx.outputs()[0].tensor.mutable_data<int32_t>();
+    }
     const int32_t za = azp ? static_cast<int32_t>(read_ints(*azp)[0]) : 0;
     kernels::int8_gemm_packed(a.dtype() == D::Int8, a.bytes().data(), rows, za, packed->packed, packed->zero.data(),
                               static_cast<int64_t>(packed->zero.size()), o);
@@ -415,6 +391,7 @@ class FastMatMulIntegerToFloat : public Kernel {
 
  private:
   PackedWeight weight_;
+  bool to_float_;
 };
 
 void requantize(const int32_t* acc, int64_t count, int64_t inner, int64_t channels, const std::vector<double>& mult,
@@ -996,7 +973,7 @@ void register_qlinear(Registry& r) {
               },
               [](const KernelInit& init) -> std::unique_ptr<Kernel> {
                 if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul_integer(ctx); });
-                return std::make_unique<FastMatMulInteger>(init);
+                return std::make_unique<FastIntegerMatMul>(init, false);
               }});
   // ai.onyx MatMulIntegerToFloat-1: A, B, a_zero_point, b_zero_point, scale, bias?.
   r.add(OpDef{kFusedDomain, "MatMulIntegerToFloat", 1, TC{{{0, 2}, k8}, {{1, 3}, k8}, {{4, 5}, {D::Float}}},
@@ -1006,7 +983,7 @@ void register_qlinear(Registry& r) {
               },
               [](const KernelInit& init) -> std::unique_ptr<Kernel> {
                 if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul_integer_to_float(ctx); });
-                return std::make_unique<FastMatMulIntegerToFloat>(init);
+                return std::make_unique<FastIntegerMatMul>(init, true);
               }});
   // QLinearMatMul: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
   for (int v : {10, 21}) {

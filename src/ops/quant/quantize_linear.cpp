@@ -466,6 +466,25 @@ void run_dq(const DQAttrs& d, KernelContext& ctx) {
 // uint8 / int8 to float32 with a float32 scale per tensor or per axis (the weights of dynamically and statically
 // quantized models, dequantized at session creation): one pass, the same values as run_dq (the difference is an
 // exact small integer, the product rounds once in either precision). False when another case applies.
+// The fast (de)quantization passes' layout: a per-tensor scale, or a 1-D one along `axis` (from version 13) whose
+// values each serve a run of `inner` elements, `channels` runs cycling; the zero point (if any) shaped as the
+// scale. False for anything else (blocks, broadcast shapes): the reference runs.
+bool scale_runs(const Dims& xd, const Tensor& s, const Tensor* zp, int64_t axis_attr, int version, int64_t& channels,
+                int64_t& inner) {
+  const int64_t rank = static_cast<int64_t>(xd.size());
+  channels = 1;
+  inner = 1;
+  if (s.element_count() != 1) {
+    const int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+    if (version < 13 || axis < 0 || axis >= rank || s.dims() != Dims{xd[static_cast<size_t>(axis)]}) return false;
+    channels = xd[static_cast<size_t>(axis)];
+    inner = product(Dims(xd.begin() + axis + 1, xd.end()));
+  } else if (s.dims().size() > 1) {
+    return false;
+  }
+  return !zp || zp->dims() == s.dims();
+}
+
 bool run_dq_fast(const DQAttrs& d, KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& s = ctx.input(1);
@@ -474,17 +493,8 @@ bool run_dq_fast(const DQAttrs& d, KernelContext& ctx) {
       dq_output_type(d, s.dtype()) != D::Float || d.block_size != 0)
     return false;
   const Dims& xd = x.dims();
-  const int64_t rank = static_cast<int64_t>(xd.size());
   int64_t channels = 1, inner = 1;
-  if (s.element_count() != 1) {  // per axis: a 1-D scale along `axis`
-    const int64_t axis = d.axis < 0 ? d.axis + rank : d.axis;
-    if (d.version < 13 || axis < 0 || axis >= rank || s.dims() != Dims{xd[static_cast<size_t>(axis)]}) return false;
-    channels = xd[static_cast<size_t>(axis)];
-    inner = product(Dims(xd.begin() + axis + 1, xd.end()));
-  } else if (s.dims().size() > 1) {
-    return false;
-  }
-  if (zp && zp->dims() != s.dims()) return false;
+  if (!scale_runs(xd, s, zp, d.axis, d.version, channels, inner)) return false;
   const int64_t n = static_cast<int64_t>(x.element_count());
   ctx.set_output(0, allocate_for_overwrite(D::Float, xd));
   float* y = ctx.outputs()[0].tensor.mutable_data<float>();
@@ -606,17 +616,8 @@ bool run_q_fast(const QAttrs& q, KernelContext& ctx) {
   const D out = q_output_type(q, zp ? zp->dtype() : D::Undefined);
   if (out != D::UInt8 && out != D::Int8) return false;
   const Dims& xd = x.dims();
-  const int64_t rank = static_cast<int64_t>(xd.size());
   int64_t channels = 1, inner = 1;
-  if (s.element_count() != 1) {  // per axis: a 1-D scale along `axis`
-    const int64_t axis = q.axis < 0 ? q.axis + rank : q.axis;
-    if (q.version < 13 || axis < 0 || axis >= rank || s.dims() != Dims{xd[static_cast<size_t>(axis)]}) return false;
-    channels = xd[static_cast<size_t>(axis)];
-    inner = product(Dims(xd.begin() + axis + 1, xd.end()));
-  } else if (s.dims().size() > 1) {
-    return false;
-  }
-  if (zp && zp->dims() != s.dims()) return false;
+  if (!scale_runs(xd, s, zp, q.axis, q.version, channels, inner)) return false;
   const int64_t n = static_cast<int64_t>(x.element_count());
   ctx.set_output(0, allocate_for_overwrite(out, xd));
   if (n == 0) return true;
