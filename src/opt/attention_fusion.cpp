@@ -2,6 +2,7 @@
 // [batch, heads, seq, head_size] as exporters write it:
 //   scores = MatMul(Q, Transpose(K, perm = [0, 1, 3, 2]))   [Mul(scores, c) | Div(scores, c)]   [Add(., mask)]
 //   Y = MatMul(Softmax(., axis = -1), V)
+// The mask may also be a Where(constant bool mask, scores, fill <= -1e4) (see fuse_one).
 // K's transpose may also come straight from the heads' split, Transpose(K', perm = [0, 2, 3, 1]) of K' [batch, seq,
 // heads, head_size] (BERT exports fold the two transposes into one); then K is a new Transpose(K', [0, 2, 1, 3]).
 // Matched only where it is unambiguous: Q, K and V of one float type with equal batch and head dims (no
@@ -73,6 +74,7 @@ bool fuse_one(PassContext& ctx, Node& sm) {
 
   // Walk back from the softmax input: optional mask Add, optional scale, then the QK^T MatMul.
   Value* mask = nullptr;
+  std::optional<std::pair<Tensor, Value*>> where_mask;  // an additive mask made from a Where, and the scores
   double scale = 1.0;
   Value* q = nullptr;
   Value* k = nullptr;
@@ -86,6 +88,21 @@ bool fuse_one(PassContext& ctx, Node& sm) {
         mask = in->inputs[1 - i];
         taken.insert(taken.end(), path.begin(), path.end());
       }
+    }
+  } else if (is_op(in, "Where") && in->inputs.size() == 3 && in->inputs[1] && in->inputs[2]) {
+    // A constant boolean mask selecting the scores or a constant far below them (GPT-2's causal mask):
+    // it becomes the additive mask 0 / fill. A masked score is then score + fill instead of fill; either way its
+    // exponent, at least 1e4 below the row's maximum, gives exactly 0.
+    const Tensor* cond = in->inputs[0] ? a.constant(in->inputs[0]) : nullptr;
+    auto fill = scalar_value(a.constant(in->inputs[2]));
+    std::vector<Node*> path = {in};
+    if (cond && cond->dtype() == DataType::Bool && cond->dims().size() >= 2 && cond->dims().size() <= 4 && fill &&
+        *fill <= -1e4 && match_scores(a, in->inputs[1], path, scale, q, k, k_split)) {
+      const DataType mt = a.dtype(in->inputs[1]);
+      std::vector<double> m(static_cast<size_t>(cond->element_count()));
+      for (size_t i = 0; i < m.size(); ++i) m[i] = cond->data<bool>()[i] ? 0.0 : std::max(*fill, -3.0e38);
+      where_mask = std::make_pair(make_float_tensor(mt, cond->dims(), m), in->inputs[1]);
+      taken.insert(taken.end(), path.begin(), path.end());
     }
   } else {
     match_scores(a, sm.inputs[0], taken, scale, q, k, k_split);
@@ -103,6 +120,15 @@ bool fuse_one(PassContext& ctx, Node& sm) {
   for (size_t i = 0; i < 2; ++i)
     if (!same_dim(qd[i], kd[i]) || !same_dim(qd[i], vd[i])) return false;
   if (!same_dim(kd[2], vd[2]) || !same_dim(qd[3], kd[3])) return false;
+  if (where_mask) {
+    const auto& md = where_mask->first.dims();
+    if (md.back() != (kd[2].value ? *kd[2].value : -1)) return false;
+    const std::vector<Dim> full = {qd[0], qd[1], qd[2]};
+    for (size_t i = 0; i + 1 < md.size(); ++i) {
+      const Dim& want = full[full.size() - (md.size() - 1) + i];
+      if (md[i] != 1 && !(want.value && *want.value == md[i])) return false;
+    }
+  }
   if (mask) {
     const Type& mt = a.type(mask);
     if (a.dtype(mask) != dt || !mt.shape.rank_known || mt.shape.dims.size() < 2 || mt.shape.dims.size() > 4) return false;
@@ -128,6 +154,7 @@ bool fuse_one(PassContext& ctx, Node& sm) {
     t.attributes.push_back(make_attr_ints("perm", {0, 2, 1, 3}));
     k = &kt;
   }
+  if (where_mask) mask = &ctx.add_initializer(name.empty() ? "attention_mask" : name + "_mask", std::move(where_mask->first));
   std::vector<Value*> inputs = {q, k, v};
   if (mask) inputs.push_back(mask);
   Node& att = ctx.replace_node(*mm2, "Attention", standard ? "" : kOnyxDomain, inputs, {y}, name);

@@ -97,5 +97,35 @@ TEST(AttentionFusion, KeyTransposedFromTheHeadsSplit) {
   expect_idempotent(g.bytes(), 2);
 }
 
+// GPT-2's causal mask: Where(constant bool mask, scores, -10000) becomes an additive float mask of the Attention.
+// A Where with a fill that is not far below the scores stays.
+TEST(AttentionFusion, CausalWhereBecomesAnAdditiveMask) {
+  for (float fill : {-10000.0f, -5.0f}) {
+    GraphSpec g(17);
+    g.input("q", DataType::Float, {1, 2, 4, 5}).input("k", DataType::Float, {1, 2, 4, 5}).input("v", DataType::Float, {1, 2, 4, 5});
+    std::vector<uint8_t> causal(16);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) causal[static_cast<size_t>(i * 4 + j)] = j <= i;
+    g.init("causal", DataType::Bool, {1, 1, 4, 4}, causal).floats("fill", {}, {fill}).floats("s", {}, {2.0f});
+    g.node("Transpose", {"k"}, {"kt"}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}})
+        .node("MatMul", {"q", "kt"}, {"qk"})
+        .node("Div", {"qk", "s"}, {"scaled"})
+        .node("Where", {"causal", "scaled", "fill"}, {"masked"})
+        .node("Softmax", {"masked"}, {"p"})
+        .node("MatMul", {"p", "v"}, {"y"})
+        .output("y");
+    Model m = load_ir(g.bytes());
+    optimize_ir(m, 2);
+    if (fill < -1e4f + 1) {
+      ASSERT_EQ(op_list(m), V{"ai.onyx.Attention"});
+      EXPECT_EQ(m.graph->nodes[0]->inputs.size(), 4u);
+    } else {
+      EXPECT_EQ(op_list(m), (V{"Transpose", "MatMul", "Div", "Where", "Softmax", "MatMul"}));
+    }
+    expect_same_outputs(g.bytes());
+    expect_idempotent(g.bytes(), 2);
+  }
+}
+
 }  // namespace
 }  // namespace onyx
