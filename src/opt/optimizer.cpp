@@ -26,6 +26,7 @@ const std::vector<PassInfo>& passes() {
       {"layer-norm-fusion", 2, fuse_layer_norm, false},
       {"gelu-fusion", 2, fuse_gelu},
       {"hard-swish-fusion", 2, fuse_hard_swish},
+      {"min-max-to-clip", 2, min_max_to_clip},
       {"batch-norm-folding", 2, fold_batch_norm},
       {"conv-mul-add-folding", 2, fold_conv_mul_add},
       {"pad-conv-fusion", 2, fuse_pad_into_conv},

@@ -19,6 +19,7 @@ bool fuse_attention(PassContext& ctx);          // attention_fusion.cpp
 bool fuse_layer_norm(PassContext& ctx);         // layer_norm_fusion.cpp
 bool fuse_gelu(PassContext& ctx);               // gelu_fusion.cpp
 bool fuse_hard_swish(PassContext& ctx);         // hard_swish_fusion.cpp
+bool min_max_to_clip(PassContext& ctx);         // min_max_clip.cpp
 bool fold_batch_norm(PassContext& ctx);         // batch_norm_folding.cpp
 bool fold_conv_mul_add(PassContext& ctx);       // conv_mul_add_folding.cpp
 bool fuse_pad_into_conv(PassContext& ctx);      // pad_conv_fusion.cpp

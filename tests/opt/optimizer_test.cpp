@@ -67,7 +67,7 @@ TEST(Optimizer, EveryPassHasANameAndLevel) {
     EXPECT_NE(p.run, nullptr);
     EXPECT_TRUE(names.insert(p.name).second) << p.name << " twice";
   }
-  EXPECT_EQ(opt::passes().size(), 20u);
+  EXPECT_EQ(opt::passes().size(), 21u);
 }
 
 TEST(Optimizer, ParsesLevels) {
