@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <chrono>
 
+#include "kernels/elementwise.hpp"
+
 namespace onyx::kernels {
 
 double measure_fma_peak(int threads, double seconds) {
-  const bool avx512 = __builtin_cpu_supports("avx512f");
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const Isa isa = best_isa();
+  const bool avx512 = isa == Isa::Avx512, avx2 = isa == Isa::Avx2;
   if (!avx512 && !avx2) return 0;  // no FMA instructions: no peak to compare with
   const double flops_per_iteration = 12.0 * (avx512 ? 16 : 8) * 2;
   auto chains = [&](long n) { return avx512 ? fma_chains_avx512(n) : fma_chains_avx2(n); };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "kernels/elementwise.hpp"
 
 namespace onyx::kernels {
 
@@ -18,9 +19,7 @@ bool int8_gemm_uses_onednn() {
 namespace {
 
 bool packed_kernel_supported() {
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                         __builtin_cpu_supports("avx512vnni");
+  static const bool ok = best_isa() == Isa::Avx512 && __builtin_cpu_supports("avx512vnni");
   return ok;
 }
 
@@ -83,16 +82,12 @@ void int8_gemm_packed(bool a_signed, const void* a, int64_t M, int32_t a_zero, c
   // (A - za)(B - zb) = AB - zb[n]*rowsum(A) + (K*za*zb[n] - za*colsum(B)[n]), all wrapping in 32 bits.
   s.row_sum.assign(static_cast<size_t>(M), 0);
   const bool any_b_zero = std::any_of(s.b_zero.begin(), s.b_zero.end(), [](int32_t z) { return z != 0; });
-  if (any_b_zero) {
-    const auto* raw = static_cast<const uint8_t*>(a);
+  if (any_b_zero)
     for (int64_t m = 0; m < M; ++m) {
       uint32_t sum = 0;
-      for (int64_t k = 0; k < K; ++k)
-        sum += static_cast<uint32_t>(a_signed ? static_cast<int32_t>(static_cast<int8_t>(raw[m * K + k])) + 128
-                                              : static_cast<int32_t>(raw[m * K + k]));
+      for (int64_t k = 0; k < K; ++k) sum += au[m * lda + k];
       s.row_sum[static_cast<size_t>(m)] = static_cast<int32_t>(sum);
     }
-  }
   s.col_term.resize(static_cast<size_t>(N));
   for (int64_t n = 0; n < N; ++n) {
     const uint32_t zb = static_cast<uint32_t>(s.b_zero[static_cast<size_t>(n)]);

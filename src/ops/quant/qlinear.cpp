@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "ir/tensor_alloc.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/int8_gemm.hpp"
 #include "kernels/quantize.hpp"
 #include "ops/fused/fused.hpp"
@@ -715,7 +716,7 @@ bool conv_integer_fast(const ConvAttrs& attrs, const Tensor& x, const Tensor& w,
   const Dims in_strides = strides_of(Dims(xd.begin() + 2, xd.end()));
   const uint8_t* xb = x.data<uint8_t>();
   const uint8_t flip = x_u8 ? 0x80 : 0;  // uint8 - 128 as int8 is the byte with its top bit flipped
-  static const bool avx512bw = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  static const bool avx512bw = kernels::best_isa() == kernels::Isa::Avx512;
   // Output positions of the block [o0, o0 + nb) are taken a line at a time (a run along the last axis): the outer
   // axes decide whether the whole line reads padding, and on the last axis the positions that read the input form one
   // range, copied with a stride (a plain copy for stride 1) and with padding on either side.
@@ -827,31 +828,18 @@ void requantize(const int32_t* acc, int64_t count, int64_t inner, int64_t channe
   const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
   uint8_t* out = y.mutable_data<uint8_t>();
   const int64_t blocks = count / inner;
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   // Runs of one element with a multiplier each (per-column scales of a product): whole rows of `channels`.
-  if (avx512 && inner == 1 && !bias && mult.size() == static_cast<size_t>(channels) && count % channels == 0) {
-    const int64_t rows = count / channels;
+  if (inner == 1 && !bias && mult.size() == static_cast<size_t>(channels) && count % channels == 0) {
 #pragma omp parallel for schedule(static) if (count > (int64_t{1} << 16))
-    for (int64_t r = 0; r < rows; ++r)
-      kernels::requantize_columns_avx512(acc + r * channels, channels, mult.data(), y_zero, lo, hi, out + r * channels);
+    for (int64_t r = 0; r < count / channels; ++r)
+      kernels::requantize_columns(acc + r * channels, channels, mult.data(), y_zero, lo, hi, out + r * channels);
     return;
   }
 #pragma omp parallel for schedule(static) if (count > (int64_t{1} << 16))
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t ch = b % channels;
-    const double m = mult[mult.size() == 1 ? 0 : static_cast<size_t>(ch)];
-    const uint32_t add = bias ? static_cast<uint32_t>(bias[ch]) : 0u;
-    const int32_t* src = acc + b * inner;
-    uint8_t* dst = out + b * inner;
-    if (avx512 && inner >= 8) {
-      kernels::requantize_avx512(src, inner, static_cast<int32_t>(add), m, y_zero, lo, hi, dst);
-      continue;
-    }
-    for (int64_t i = 0; i < inner; ++i) {
-      const double v = std::clamp(std::nearbyint(static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(src[i]) + add)) * m + y_zero), lo, hi);
-      dst[i] = u8 ? static_cast<uint8_t>(v) : static_cast<uint8_t>(static_cast<int8_t>(v));
-    }
+    kernels::requantize(acc + b * inner, inner, bias ? bias[ch] : 0, mult[mult.size() == 1 ? 0 : static_cast<size_t>(ch)],
+                        y_zero, lo, hi, out + b * inner);
   }
 }
 

@@ -253,13 +253,6 @@ double divide_in(D p, double x, double s) {
   return round_to(p, q);
 }
 
-// The fast paths' AVX-512 loops (kernels/quantize_avx512.cpp) need these.
-bool use_avx512() {
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  return ok;
-}
-
 // ---- type lists per version ----
 
 std::vector<D> q_targets(int v) {
@@ -503,16 +496,9 @@ bool run_dq_fast(const DQAttrs& d, KernelContext& ctx) {
     using T = decltype(tag);
     const T* px = x.data<T>();
     const T* pz = zp ? zp->data<T>() : nullptr;
-    const bool avx512 = use_avx512();
     for (int64_t c0 = 0; c0 < n; c0 += inner) {  // one run of `inner` elements shares its scale
       const int64_t p = (c0 / inner) % channels;
-      const float scale = sc[p];
-      const int32_t z = pz ? static_cast<int32_t>(pz[p]) : 0;
-      if (avx512) {
-        kernels::dequantize_avx512(px + c0, std::is_signed_v<T>, inner, scale, z, y + c0);
-        continue;
-      }
-      for (int64_t i = c0; i < c0 + inner; ++i) y[i] = static_cast<float>(static_cast<int32_t>(px[i]) - z) * scale;
+      kernels::dequantize(px + c0, std::is_signed_v<T>, inner, sc[p], pz ? static_cast<int32_t>(pz[p]) : 0, y + c0);
     }
   };
   if (n == 0) return true;
@@ -556,50 +542,21 @@ void run_dynamic(KernelContext& ctx) {
   if (ctx.num_outputs() > 2) ctx.allocate_output(2, D::UInt8, {}).mutable_data<uint8_t>()[0] = zp;
 }
 
-// The same results in faster loops: the range without NaN tests (a comparison with NaN is false), and rounding of
-// the quotient, clamped to +-1024 first (far beyond what saturates), by adding and subtracting 1.5 * 2^23 (round half
-// to even in the default rounding mode, exactly std::nearbyint's result below 2^22). On AVX-512 both passes run 16
-// lanes at a time (kernels/quantize_avx512.cpp; GCC's -O2 leaves the plain loops scalar).
-void range_plain(const float* px, int64_t n, float& mn, float& mx) {
-  for (int64_t i = 0; i < n; ++i) {
-    mn = px[i] < mn ? px[i] : mn;
-    mx = px[i] > mx ? px[i] : mx;
-  }
-}
-
-void quantize_plain(const float* px, int64_t n, float scale, float z, float lo, float hi, uint8_t* py) {
-  const float magic = 12582912.f;
-  for (int64_t i = 0; i < n; ++i) {
-    float r = px[i] / scale;
-    r = r > 1024.f ? 1024.f : (r < -1024.f ? -1024.f : r);
-    r = (r + magic) - magic;
-    r = r != r ? 0.f : r;
-    r += z;
-    r = r < lo ? lo : (r > hi ? hi : r);
-    py[i] = static_cast<uint8_t>(static_cast<int32_t>(r));  // the low byte: the uint8 or int8 value
-  }
-}
-
-
-
+// The same results in one pass each (kernels/quantize.hpp): the range, then the quantization of the quotient.
 void run_dynamic_fast(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.dtype() != D::Float) return run_dynamic(ctx);
   const float* px = x.data<float>();
   const int64_t n = static_cast<int64_t>(x.element_count());
   float mn = 0.f, mx = 0.f;
-  if (use_avx512()) kernels::dynamic_range_avx512(px, n, mn, mx);
-  else range_plain(px, n, mn, mx);
+  kernels::dynamic_range(px, n, mn, mx);
   const float scale = (mx - mn) / 255.f;
   if (!std::isfinite(scale)) ctx.error("the range of x overflows float (infinite values)");
   uint8_t zp = 0;
   if (scale > 0) zp = static_cast<uint8_t>(std::nearbyint(std::clamp(0.f - mn / scale, 0.f, 255.f)));
   Tensor& y = ctx.allocate_output(0, D::UInt8, x.dims());
   uint8_t* py = y.mutable_data<uint8_t>();
-  if (scale > 0) {
-    if (use_avx512()) kernels::quantize_avx512(px, n, scale, static_cast<float>(zp), 0.f, 255.f, py);
-    else quantize_plain(px, n, scale, static_cast<float>(zp), 0.f, 255.f, py);
-  }
+  if (scale > 0) kernels::quantize(px, n, scale, static_cast<float>(zp), 0.f, 255.f, py);
   if (ctx.num_outputs() > 1) ctx.allocate_output(1, D::Float, {}).mutable_data<float>()[0] = scale;
   if (ctx.num_outputs() > 2) ctx.allocate_output(2, D::UInt8, {}).mutable_data<uint8_t>()[0] = zp;
 }
@@ -625,14 +582,12 @@ bool run_q_fast(const QAttrs& q, KernelContext& ctx) {
   if (channels == 1) inner = n;
   const float lo = out == D::UInt8 ? 0.f : -128.f, hi = out == D::UInt8 ? 255.f : 127.f;
   const float* px = x.data<float>();
-  const bool avx512 = use_avx512();
   for (int64_t c0 = 0; c0 < n; c0 += inner) {  // one run of `inner` elements shares its scale
     const int64_t p = (c0 / inner) % channels;
     const float z = zp ? static_cast<float>(out == D::UInt8 ? static_cast<int32_t>(zp->data<uint8_t>()[p])
                                                               : static_cast<int32_t>(zp->data<int8_t>()[p]))
                        : 0.f;
-    if (avx512) kernels::quantize_avx512(px + c0, inner, s.data<float>()[p], z, lo, hi, y + c0);
-    else quantize_plain(px + c0, inner, s.data<float>()[p], z, lo, hi, y + c0);
+    kernels::quantize(px + c0, inner, s.data<float>()[p], z, lo, hi, y + c0);
   }
   return true;
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ir/tensor_alloc.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/transpose.hpp"
 #include "ops/tensor/layout_kit.hpp"
 
@@ -67,7 +68,7 @@ void transpose_batched(const char* x, char* y, int64_t batches, int64_t R, int64
   };
   const bool parallel = batches * R * C > (int64_t{1} << 18);
   // 4-byte elements on AVX-512: 16 x 16 blocks in registers, tiles of 64 x 64.
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = kernels::best_isa() == kernels::Isa::Avx512;
   if (kSize == 4 && avx512 && R >= 16 && C >= 16) {
     constexpr int64_t kBig = 64;
     const int64_t tiles_r = (R + kBig - 1) / kBig, tiles_c = (C + kBig - 1) / kBig;
