@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "base/error.hpp"
+#include "base/pages.hpp"
 #include "format/onnx_proto.hpp"
 #include "format/tensor_data.hpp"
 
@@ -28,7 +29,7 @@ class BufferPool {
     return *pool;
   }
 
-  static size_t rounded(size_t bytes) { return bytes < kMinBytes ? (bytes + 63) / 64 * 64 : (bytes + 4095) / 4096 * 4096; }
+  static size_t rounded(size_t bytes) { return bytes < kMinBytes ? (bytes + 63) / 64 * 64 : bytes; }
 
   // A buffer of at least `bytes`; `bytes` becomes its actual size. A kept buffer serves requests down to half its
   // size, so runs whose sizes differ a little still reuse memory instead of keeping one buffer per size.
@@ -44,7 +45,7 @@ class BufferPool {
         return p;
       }
     }
-    return std::aligned_alloc(bytes >= kMinBytes ? 4096 : 64, bytes);
+    return bytes >= kMinBytes ? allocate_pages(bytes) : std::aligned_alloc(64, bytes);
   }
 
   void give(void* p, size_t bytes) {
@@ -175,7 +176,7 @@ Tensor Tensor::reshaped(std::vector<int64_t> dims) const {
 }
 
 Tensor Tensor::clone() const {
-  Tensor t = allocate(dtype_, dims_);
+  Tensor t = dtype_ == DataType::String ? allocate(dtype_, dims_) : allocate_for_overwrite(dtype_, dims_);
   t.name_ = name_;
   if (dtype_ == DataType::String)
     t.strings_ = strings_;

@@ -22,14 +22,15 @@ memory::dims weight_dims(const ConvShape& s) {
 // included, on the benchmark CPU: 1.3-3x faster for 3x3 stride-1 convolutions with C >= 16 (ResNet, VGG, DenseNet,
 // Inception, SqueezeNet shapes), slower for C < 16, and 2.2-2.4x slower when the output's 16-channel blocks number
 // a prime >= 11 (M = 176, 208: its output blocking then degrades to single blocks). Its weights cost more to make:
-// oneDNN transforms them single-threaded at 25-50 ns per weight, into 1.8-4x the memory, while a run saves time in
-// proportion to the output's pixels. Outputs of 56x56 repay the transform within about a run, 28x28 within about
-// six, 14x14 within dozens: only outputs of 28x28 pixels and more take it, which keeps session creation near the
-// direct kernel's. Results differ from the direct kernel's by about 2e-6 of the output's scale (the transforms
-// round differently).
+// oneDNN transforms them single-threaded at 25-110 ns per weight (more for larger layers: ISNet's 512x1024x3x3 took
+// 0.5 s), into 1.8-4x the memory, while a run saves time in proportion to the output's pixels. Outputs of 56x56
+// repay the transform within about a run, 28x28 within about six, 14x14 within dozens: only outputs of 56x56 pixels
+// and more take it, which keeps session creation near the direct kernel's (ISNet's deep 32x32 layers alone cost
+// 1.3 s of transforms). Results differ from the direct kernel's by about 2e-6 of the output's scale (the
+// transforms round differently).
 bool winograd_pays(const ConvShape& s, int64_t pixels) {
   using Pair = std::array<int64_t, 2>;
-  if (pixels < 28 * 28 || s.group != 1 || s.kernel != Pair{3, 3} || s.strides != Pair{1, 1} ||
+  if (pixels < 56 * 56 || s.group != 1 || s.kernel != Pair{3, 3} || s.strides != Pair{1, 1} ||
       s.dilations != Pair{1, 1} || s.C < 16 || s.M < 16)
     return false;
   const int64_t blocks = (s.M + 15) / 16;

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "base/error.hpp"
+#include "base/pages.hpp"
 #include "format/mapped_file.hpp"
 
 namespace onyx::kernels {
@@ -31,8 +32,8 @@ struct ThreadBuffers {
   }
   void* get(int slot, size_t bytes) {
     if (bytes > size[slot]) {
-      const size_t rounded = (bytes + 4095) / 4096 * 4096;
-      void* p = std::aligned_alloc(4096, rounded);
+      size_t rounded = bytes;
+      void* p = allocate_pages(rounded);
       if (!p) throw std::bad_alloc();
       std::free(data[slot]);
       data[slot] = p;
@@ -98,10 +99,14 @@ dnnl::memory WeightPacks::get(const dnnl::memory::desc& layout) const {
   for (const dnnl::memory& m : packs_)
     if (m.get_desc() == layout) return m;
   dnnl::memory src(source_desc_, cpu_engine(), const_cast<void*>(source_));  // read only: a reorder's source
-  dnnl::memory packed(layout, cpu_engine());
+  size_t bytes = layout.get_size();
+  std::shared_ptr<void> buffer(allocate_pages(bytes), [](void* p) { std::free(p); });
+  if (!buffer) throw std::bad_alloc();
+  dnnl::memory packed(layout, cpu_engine(), buffer.get());
   Reorder(source_desc_, layout)(src, packed);
   thread_stream().wait();
   packs_.push_back(packed);
+  buffers_.push_back(std::move(buffer));
   // The packed copy is what runs read from now on; a mapped file's copy need not stay resident too.
   release_mapped_pages(source_, source_desc_.get_size());
   return packed;

@@ -88,6 +88,7 @@ class WeightPacks {
   dnnl::memory::desc source_desc_;
   mutable std::mutex mutex_;
   mutable std::vector<dnnl::memory> packs_;
+  mutable std::vector<std::shared_ptr<void>> buffers_;  // packs_'s memory (huge pages for large packs)
 };
 
 }  // namespace onyx::kernels

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/tensor_alloc.hpp"
 #include "kernels/half.hpp"
 #include "opt/passes.hpp"
 
@@ -47,7 +48,7 @@ bool promotable_op(const Node& n) {
 }
 
 Tensor to_float32(const Tensor& t) {
-  Tensor out = Tensor::allocate(DataType::Float, t.dims());
+  Tensor out = allocate_for_overwrite(DataType::Float, t.dims());  // every element is written below
   const uint16_t* in = t.data<uint16_t>();
   float* o = out.mutable_data<float>();
   const size_t n = t.element_count();
