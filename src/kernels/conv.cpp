@@ -11,12 +11,6 @@ constexpr auto f32 = memory::data_type::f32;
 
 namespace {
 
-// oneDNN's weight dims: (M, C, kh, kw), or (groups, M/g, C/g, kh, kw) for grouped convolutions.
-memory::dims weight_dims(const ConvShape& s) {
-  if (s.group > 1) return {s.group, s.M / s.group, s.C / s.group, s.kernel[0], s.kernel[1]};
-  return {s.M, s.C, s.kernel[0], s.kernel[1]};
-}
-
 // Whether oneDNN's Winograd (F(2x2,3x3) or F(4x4,3x3), AVX-512 only, on nChw16c) should replace the direct
 // kernel for `pixels` output pixels (N * OH * OW). Measured against the NHWC direct kernel, layout conversions
 // included, on the benchmark CPU: 1.3-3x faster for 3x3 stride-1 convolutions with C >= 16 (ResNet, VGG, DenseNet,
@@ -41,18 +35,36 @@ bool winograd_pays(const ConvShape& s, int64_t pixels) {
 
 }  // namespace
 
-PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, Epilogue epilogue)
-    : shape_(shape), bias_(std::move(bias)), epilogue_(std::move(epilogue)),
-      packs_(w, memory::desc(weight_dims(shape), f32, shape.group > 1 ? tag::goihw : tag::oihw)) {}
-
-std::array<int64_t, 2> PackedConv::out_hw(int64_t H, int64_t W) const {
+std::array<int64_t, 2> conv_out_hw(const ConvShape& s, int64_t H, int64_t W) {
   std::array<int64_t, 2> in{H, W}, out{};
   for (int i = 0; i < 2; ++i) {
-    const int64_t span = (shape_.kernel[i] - 1) * shape_.dilations[i] + 1;
-    out[i] = (in[i] + shape_.pads[i] + shape_.pads[i + 2] - span) / shape_.strides[i] + 1;
+    const int64_t span = (s.kernel[i] - 1) * s.dilations[i] + 1;
+    out[i] = (in[i] + s.pads[i] + s.pads[i + 2] - span) / s.strides[i] + 1;
   }
   return out;
 }
+
+DnnlConvGeometry dnnl_conv_geometry(const ConvShape& s, int64_t H, int64_t W) {
+  DnnlConvGeometry g;
+  g.weights = s.group > 1 ? memory::dims{s.group, s.M / s.group, s.C / s.group, s.kernel[0], s.kernel[1]}
+                          : memory::dims{s.M, s.C, s.kernel[0], s.kernel[1]};
+  g.strides = {s.strides[0], s.strides[1]};
+  g.dilations = {s.dilations[0] - 1, s.dilations[1] - 1};
+  g.pad_l = {s.pads[0], s.pads[1]};
+  g.pad_r = {s.pads[2], s.pads[3]};
+  const auto o = conv_out_hw(s, H, W);
+  for (int i = 0; i < 2; ++i) {
+    const int64_t in = i == 0 ? H : W, span = (s.kernel[i] - 1) * s.dilations[i] + 1;
+    g.pad_r[static_cast<size_t>(i)] = (o[i] - 1) * s.strides[i] + span - in - s.pads[i];
+  }
+  return g;
+}
+
+PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, Epilogue epilogue)
+    : shape_(shape), bias_(std::move(bias)), epilogue_(std::move(epilogue)),
+      packs_(w, memory::desc(dnnl_conv_geometry(shape, 1, 1).weights, f32, shape.group > 1 ? tag::goihw : tag::oihw)) {}
+
+std::array<int64_t, 2> PackedConv::out_hw(int64_t H, int64_t W) const { return conv_out_hw(shape_, H, W); }
 
 const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const {
   return plans_.get({N, H, W}, [&] {
@@ -65,22 +77,16 @@ const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const 
     p.dst[0] = memory::desc(dst_dims, f32, tag::nhwc);
     p.src[1] = memory::desc(src_dims, f32, tag::nchw);
     p.dst[1] = memory::desc(dst_dims, f32, tag::nchw);
-    memory::desc w_any(weight_dims(s), f32, tag::any);
+    const DnnlConvGeometry g = dnnl_conv_geometry(s, H, W);
+    memory::desc w_any(g.weights, f32, tag::any);
     memory::desc b_md({s.M}, f32, tag::a);
-    memory::dims strides{s.strides[0], s.strides[1]}, dil{s.dilations[0] - 1, s.dilations[1] - 1};
-    memory::dims pad_l{s.pads[0], s.pads[1]}, pad_r{s.pads[2], s.pads[3]};
-    // oneDNN wants the right/bottom padding that makes its output size formula land on ours.
-    for (int i = 0; i < 2; ++i) {
-      const int64_t in = i == 0 ? H : W, span = (s.kernel[i] - 1) * s.dilations[i] + 1;
-      pad_r[i] = (o[i] - 1) * s.strides[i] + span - in - pad_l[i];
-    }
     dnnl::primitive_attr attr = own_scratchpad(epilogue_.attr());
     auto make = [&](dnnl::algorithm alg, const memory::desc& src, const memory::desc& dst) {
       auto d = bias_.empty()
-                   ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src, w_any, dst, strides,
-                                                     dil, pad_l, pad_r)
+                   ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src, w_any, dst, g.strides,
+                                                     g.dilations, g.pad_l, g.pad_r)
                    : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src, w_any, b_md, dst,
-                                                     strides, dil, pad_l, pad_r);
+                                                     g.strides, g.dilations, g.pad_l, g.pad_r);
       return dnnl::convolution_forward::primitive_desc(d, attr, eng);
     };
     std::optional<dnnl::convolution_forward::primitive_desc> pd;

@@ -19,6 +19,17 @@ struct ConvShape {
   std::array<int64_t, 4> pads{};  // top, left, bottom, right
 };
 
+// Output height and width of `s` on an H x W input.
+std::array<int64_t, 2> conv_out_hw(const ConvShape& s, int64_t H, int64_t W);
+
+// What oneDNN's convolution descriptors take for `s` on an H x W input: weight dims ((M, C, kh, kw), or (groups,
+// M/g, C/g, kh, kw) for grouped convolutions), strides, dilations (oneDNN counts from 0), left padding, and the
+// right padding that makes oneDNN's output size formula land on ours.
+struct DnnlConvGeometry {
+  dnnl::memory::dims weights, strides, dilations, pad_l, pad_r;
+};
+DnnlConvGeometry dnnl_conv_geometry(const ConvShape& s, int64_t H, int64_t W);
+
 class PackedConv {
  public:
   // w: (M, C/group, kh, kw) row-major; must outlive the object. bias: empty or M values.
