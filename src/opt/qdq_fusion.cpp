@@ -7,9 +7,9 @@
 // pass uint8/int8 tensors with no DequantizeLinear/QuantizeLinear pass between them. The float graph rounds its
 // products; the integer one does not, so an output may differ by one quantization step (ONNX Runtime makes the
 // same substitution). Conditions: activations per tensor, weights per tensor or per output channel (Conv: axis 0;
-// MatMul: a 2-D B, per column), constant scales and zero points, 8-bit types; Conv with one group (grouped and
-// depthwise convolutions stay float: the integer path runs one small product per group, slower than oneDNN's
-// float depthwise kernel); a float bias is quantized to int32 with scale x_scale * w_scale (a bias that is
+// MatMul: a 2-D B, per column), constant scales and zero points, 8-bit types; grouped and depthwise Convs only
+// with int8 weights of zero point 0 (QLinearConv's oneDNN int8 kernel; its other path runs one small product per
+// group, slower than the float depthwise kernel); a float bias is quantized to int32 with scale x_scale * w_scale (a bias that is
 // already DequantizeLinear(int32) at that scale is taken as it is); a Relu only where y's zero point is its type's
 // minimum (then saturation is the Relu). It runs before constant folding, which would turn DequantizeLinear(Wq)
 // into a float weight.
@@ -49,11 +49,9 @@ bool scalar(const Tensor* t) { return t && t->element_count() == 1; }
 // The Conv form.
 bool fuse_at(PassContext& ctx, Node& conv) {
   const Analysis& a = ctx.analysis();
-  // Grouped (depthwise) convolutions stay float: QLinearConv's integer path runs one small product per group,
-  // slower than oneDNN's direct float depthwise kernel.
-  if (!a.def(&conv) || conv.inputs.size() < 2 || conv.outputs.size() != 1 || !conv.outputs[0] ||
-      ctx.opset("") < 10 || attr_int(conv, "group").value_or(1) != 1)
+  if (!a.def(&conv) || conv.inputs.size() < 2 || conv.outputs.size() != 1 || !conv.outputs[0] || ctx.opset("") < 10)
     return false;
+  const bool grouped = attr_int(conv, "group").value_or(1) != 1;
   Node* dqx = producer_of(conv, 0);
   Node* dqw = producer_of(conv, 1);
   if (!is_op(dqx, "DequantizeLinear") || !is_op(dqw, "DequantizeLinear")) return false;
@@ -73,6 +71,14 @@ bool fuse_at(PassContext& ctx, Node& conv) {
       return false;
   } else if (wz && !scalar(wz)) {
     return false;
+  }
+  // Grouped (depthwise) convolutions only with int8 weights of zero point 0, which oneDNN's int8 kernels take;
+  // otherwise QLinearConv's integer path runs one small product per group, slower than the float depthwise kernel.
+  if (grouped) {
+    if (wq->dtype() != DataType::Int8) return false;
+    if (wz)
+      for (int64_t z : ops::read_ints(*wz))
+        if (z != 0) return false;
   }
   // Conv -> [Relu] -> QuantizeLinear, each the sole reader.
   Node* next = sole_reader(conv.outputs[0]);

@@ -16,17 +16,28 @@ std::vector<int8_t> weights(size_t n) {
 }
 
 // x (float) -> Q -> DQ -> Conv(W = DQ(wq), B) -> [Relu] -> Q(y_scale, y_zero) -> DQ -> y.
-GraphSpec qdq_conv(bool per_channel, bool relu, uint8_t y_zero, bool bias_as_dq, int64_t group = 1) {
+// uint8_weights: W as uint8 with zero point 128 (int8 otherwise, without a zero point).
+GraphSpec qdq_conv(bool per_channel, bool relu, uint8_t y_zero, bool bias_as_dq, int64_t group = 1,
+                   bool uint8_weights = false) {
   GraphSpec g(13);
   g.input("x", DataType::Float, {1, 4, 7, 6});
   g.floats("xs", {}, {0.02f}).init("xz", DataType::UInt8, {}, std::vector<uint8_t>{120});
-  g.init("wq", DataType::Int8, {6, 4 / group, 3, 3}, weights(static_cast<size_t>(6 * 4 / group * 9)));
+  const std::vector<int8_t> w = weights(static_cast<size_t>(6 * 4 / group * 9));
+  if (uint8_weights) {
+    std::vector<uint8_t> u(w.size());
+    for (size_t i = 0; i < w.size(); ++i) u[i] = static_cast<uint8_t>(w[i] + 128);
+    g.init("wq", DataType::UInt8, {6, 4 / group, 3, 3}, u);
+    g.init("wz", DataType::UInt8, {}, std::vector<uint8_t>{128});
+  } else {
+    g.init("wq", DataType::Int8, {6, 4 / group, 3, 3}, w);
+  }
   if (per_channel) g.floats("ws", {6}, {0.01f, 0.02f, 0.015f, 0.005f, 0.03f, 0.01f});
   else g.floats("ws", {}, {0.01f});
   g.floats("ys", {}, {0.05f}).init("yz", DataType::UInt8, {}, std::vector<uint8_t>{y_zero});
   g.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"})
       .node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"})
-      .node("DequantizeLinear", {"wq", "ws"}, {"wd"}, {{"axis", 0}});
+      .node("DequantizeLinear", uint8_weights ? std::vector<std::string>{"wq", "ws", "wz"} : std::vector<std::string>{"wq", "ws"},
+            {"wd"}, {{"axis", 0}});
   if (bias_as_dq) {
     // The bias as static quantization writes it: int32 at scale x_scale * w_scale.
     g.init("bq", DataType::Int32, {6}, std::vector<int32_t>{100, -250, 0, 7, 3000, -1});
@@ -62,11 +73,25 @@ TEST(QdqFusion, PerTensorWeightsFloatBiasNoRelu) {
   expect_same_outputs(g.bytes(), 0, 0.0501);
 }
 
-TEST(QdqFusion, GroupedConvolutionsStayFloat) {
+// Grouped convolutions with int8 weights of zero point 0 run oneDNN's int8 kernel (depthwise included); with
+// other weights they stay float (QLinearConv's other path runs one small product per group).
+TEST(QdqFusion, GroupedConvolutionsFuseOnlyWithSymmetricInt8Weights) {
   GraphSpec g = qdq_conv(true, true, 0, true, 2);
   Model m = load_ir(g.bytes());
   optimize_ir(m, 2);
-  EXPECT_EQ(op_list(m), (V{"QuantizeLinear", "DequantizeLinear", "ai.onyx.FusedConv", "QuantizeLinear", "DequantizeLinear"}));
+  ASSERT_EQ(op_list(m), (V{"QuantizeLinear", "QLinearConv", "DequantizeLinear"}));
+  expect_same_outputs(g.bytes(), 0, 0.0501);
+  GraphSpec u = qdq_conv(true, true, 0, true, 2, true);
+  Model mu = load_ir(u.bytes());
+  optimize_ir(mu, 2);
+  const V ops = op_list(mu);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "QLinearConv"), 0);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "ai.onyx.FusedConv"), 1);
+  GraphSpec u1 = qdq_conv(false, false, 128, false, 1, true);
+  Model mu1 = load_ir(u1.bytes());
+  optimize_ir(mu1, 2);
+  ASSERT_EQ(op_list(mu1), (V{"QuantizeLinear", "QLinearConv", "DequantizeLinear"}));
+  expect_same_outputs(u1.bytes(), 0, 0.0501);
 }
 
 TEST(QdqFusion, ReluWithANonzeroOutputZeroPointStays) {
