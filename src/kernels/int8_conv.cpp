@@ -63,19 +63,19 @@ const PackedInt8Conv::Plan& PackedInt8Conv::plan(int64_t N, int64_t H, int64_t W
   });
 }
 
-bool PackedInt8Conv::run_nchw(const void* x, int64_t N, int64_t H, int64_t W, void* y) const {
+bool PackedInt8Conv::run(const void* x, int64_t N, int64_t H, int64_t W, void* y, bool nhwc) const {
   const Plan& p = plan(N, H, W);
   if (!p.ok) return false;
   auto& eng = cpu_engine();
-  memory xe(p.src, eng, const_cast<void*>(x)), ye(p.dst, eng, y);
-  memory xc = thread_memory(0, p.src_conv), yc = thread_memory(1, p.dst_conv);
-  p.src_in(xe, xc);
+  memory xe(nhwc ? p.src_conv : p.src, eng, const_cast<void*>(x)), ye(nhwc ? p.dst_conv : p.dst, eng, y);
+  memory xc = nhwc ? xe : thread_memory(0, p.src_conv), yc = nhwc ? ye : thread_memory(1, p.dst_conv);
+  if (!nhwc) p.src_in(xe, xc);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xc}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, yc}};
   if (!params_.bias.empty())
     args.emplace(DNNL_ARG_BIAS, memory({{params_.shape.M}, memory::data_type::s32, tag::a}, eng,
                                        const_cast<int32_t*>(params_.bias.data())));
   run_primitive(p.primitive, p.scratchpad, std::move(args));
-  p.dst_out(yc, ye);
+  if (!nhwc) p.dst_out(yc, ye);
   thread_stream().wait();
   return true;
 }

@@ -2,8 +2,8 @@
 // it): 8-bit x with a per-tensor zero point, int8 weights with zero point 0 (per tensor or per output channel
 // scales), an optional int32 bias, requantized to 8-bit y inside the kernel:
 //   y = saturate(round_half_even(scale[m] * (sum (x - x_zero) * w + bias[m])) + y_zero)
-// where scale[m] = x_scale * w_scale[m] / y_scale. Weights are reordered once into oneDNN's layout; tensors are
-// NCHW, converted to and from the kernel's NHWC around it (one byte per element).
+// where scale[m] = x_scale * w_scale[m] / y_scale. Weights are reordered once into oneDNN's layout; the kernel reads
+// and writes NHWC, and NCHW tensors are converted around it (one byte per element).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -27,9 +27,10 @@ class PackedInt8Conv {
   // w: (M, C/group, kh, kw) int8, row-major; must outlive the object.
   PackedInt8Conv(const int8_t* w, Int8ConvParams params);
   const Int8ConvParams& params() const { return params_; }
-  // x: (N, C, H, W), y: (N, M, OH, OW), 8-bit of the params' signedness. False (nothing written) where oneDNN has
-  // no kernel for this case; the caller then computes it another way.
-  bool run_nchw(const void* x, int64_t N, int64_t H, int64_t W, void* y) const;
+  // x: (N, C, H, W), y: (N, M, OH, OW), or with `nhwc` (N, H, W, C) and (N, OH, OW, M); 8-bit of the params'
+  // signedness. False (nothing written) where oneDNN has no kernel for this case; the caller then computes it
+  // another way.
+  bool run(const void* x, int64_t N, int64_t H, int64_t W, void* y, bool nhwc) const;
 
  private:
   struct Plan {

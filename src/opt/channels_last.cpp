@@ -1,5 +1,6 @@
 // Channels-last layout: float 2-D Conv / FusedConv with constant weights become ai.onyx NhwcConv between two
-// Transposes (NCHW -> NHWC before, back after). The Transposes back to NCHW then move down through MaxPool (one
+// Transposes (NCHW -> NHWC before, back after), and QLinearConv that oneDNN's int8 kernel runs (constant int8
+// weights of zero point 0, constant scales, zero points and bias) ai.onyx NhwcQLinearConv. The Transposes back to NCHW then move down through MaxPool (one
 // output), AveragePool and the global pools, which become NhwcMaxPool / NhwcAveragePool (for dynamic sizes, a mean
 // or max over H and W); Resize / Upsample with constant parameters (permuted); ops that do not care about the
 // layout (elementwise activations, per-tensor QuantizeLinear/DequantizeLinear; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or
@@ -12,6 +13,7 @@
 #include <cstring>
 
 #include "ops/op_kit.hpp"
+#include "ops/quant/qlinear_conv.hpp"
 #include "opt/passes.hpp"
 
 namespace onyx::opt {
@@ -54,6 +56,21 @@ bool convertible(const Analysis& a, const Node& n) {
   return false;
 }
 
+// Whether a QLinearConv node runs channels-last: where its int8 kernel (which reads NHWC) applies.
+bool qlinear_convertible(const Analysis& a, const Node& n) {
+  if (!is_op(&n, "QLinearConv") || !a.def(&n) || a.opset(&n) < 10 || n.outputs.size() != 1 || !n.outputs[0] ||
+      n.inputs.size() < 8 || n.inputs.size() > 9 || !n.inputs[0] || a.rank(n.inputs[0]) != 4)
+    return false;
+  std::vector<const Tensor*> values(n.inputs.size(), nullptr);
+  for (size_t i = 1; i < n.inputs.size(); ++i) {
+    if (!n.inputs[i]) continue;
+    if (!n.inputs[i]->initializer) return false;
+    values[i] = n.inputs[i]->initializer;
+  }
+  const ops::KernelInit init{n, a.opset(&n), ops::AttributeView(n), {}, {}, nullptr, std::move(values)};
+  return ops::QLinearConvPack::params(init).has_value();
+}
+
 // A pool that can run channels-last (one output, 2-D window).
 bool pool_convertible(const Analysis& a, const Node& n) {
   if (!is_op(&n, "MaxPool") && !is_op(&n, "AveragePool")) return false;
@@ -63,8 +80,7 @@ bool pool_convertible(const Analysis& a, const Node& n) {
   return k && k->size() == 2 && n.inputs.size() == 1 && float_rank4(a, n.inputs[0]);
 }
 
-void convert(PassContext& ctx, Node& n) {
-  const std::string op = "NhwcConv";
+void convert(PassContext& ctx, Node& n, const std::string& op) {
   Value* x = n.inputs[0];
   Value* y = n.outputs[0];
   Value& xt = new_value(ctx, x->name + "_nhwc");
@@ -293,10 +309,12 @@ bool to_channels_last(PassContext& ctx) {
   for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
   {
     const Analysis& a = ctx.analysis();
-    std::vector<Node*> todo;
-    for (Node* n : order)
-      if (convertible(a, *n)) todo.push_back(n);
-    for (Node* n : todo) convert(ctx, *n);
+    std::vector<std::pair<Node*, const char*>> todo;
+    for (Node* n : order) {
+      if (convertible(a, *n)) todo.emplace_back(n, "NhwcConv");
+      else if (qlinear_convertible(a, *n)) todo.emplace_back(n, "NhwcQLinearConv");
+    }
+    for (auto [n, op] : todo) convert(ctx, *n, op);
     if (!todo.empty()) {
       import_onyx_domain(ctx);
       changed = true;

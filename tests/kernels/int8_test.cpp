@@ -227,9 +227,10 @@ TEST(Int8FastVsReference, QLinearConvRandomShapesTypesAndScales) {
 }
 
 // QLinearConv with constant int8 weights (zero point 0), scales, zero points and bias, as static quantization writes
-// it, runs oneDNN's int8 convolution with the requantization inside; it rounds scale * acc in float32 where the
-// reference rounds in double, so an element may land one step off where the product falls within float32's
-// rounding of a half-way point: at most one step, and rarely.
+// it, runs oneDNN's int8 convolution with the requantization inside (QLinearConv on NCHW tensors, converted around
+// the kernel; ai.onyx NhwcQLinearConv on NHWC ones); it rounds scale * acc in float32 where the reference rounds in
+// double, so an element may land one step off where the product falls within float32's rounding of a half-way
+// point: at most one step, and rarely.
 TEST(Int8FastVsReference, QLinearConvOnOneDnnMatchesReferenceWithinOneStep) {
   std::mt19937 rng(31);
   struct Case {
@@ -249,11 +250,12 @@ TEST(Int8FastVsReference, QLinearConvOnOneDnnMatchesReferenceWithinOneStep) {
     for (DataType xt : {DataType::UInt8, DataType::Int8})
       for (DataType yt : {DataType::UInt8, DataType::Int8})
         for (bool per_channel : {false, true}) {
+          const bool nhwc = (cases % 3) == 1;  // a third of the cases as NhwcQLinearConv
           const int64_t M = c.w[0];
           const std::vector<int64_t> wdims = per_channel ? std::vector<int64_t>{M} : std::vector<int64_t>{};
           Tensor w = random_8bit(rng, DataType::Int8, c.w);
-          OneNode node("QLinearConv", 10);
-          node.input("x", random_8bit(rng, xt, c.x))
+          OneNode node(nhwc ? "NhwcQLinearConv" : "QLinearConv", nhwc ? 1 : 10, nhwc ? "ai.onyx" : "");
+          node.input("x", random_8bit(rng, xt, nhwc ? std::vector<int64_t>{c.x[0], c.x[2], c.x[3], c.x[1]} : c.x))
               .constant_input("x_scale", random_floats(rng, {}, 0.01f, 0.05f))
               .constant_input("x_zero_point", random_8bit(rng, xt, {}))
               .constant_input("w", w)
@@ -268,7 +270,7 @@ TEST(Int8FastVsReference, QLinearConvOnOneDnnMatchesReferenceWithinOneStep) {
           }
           node.attr_ints("pads", c.pads).attr_ints("strides", c.strides).attr_ints("dilations", c.dilations)
               .attr_int("group", c.group);
-          const std::string what = cat("QLinearConv x ", name_of(xt), dims_text(c.x), " w", dims_text(c.w), " y ",
+          const std::string what = cat(nhwc ? "NhwcQLinearConv" : "QLinearConv", " x ", name_of(xt), dims_text(c.x), " w", dims_text(c.w), " y ",
                                        name_of(yt), per_channel ? " per channel" : "");
           OneNode ref = node;
           std::vector<Datum> fast;

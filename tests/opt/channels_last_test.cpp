@@ -77,6 +77,50 @@ TEST(ChannelsLast, ConvolutionChainsStayChannelsLast) {
   }
 }
 
+// A statically quantized block (QDQ: uint8 activations, int8 symmetric weights): depthwise Conv + Relu, pointwise
+// Conv, and a residual Add in float between DequantizeLinear / QuantizeLinear. The convolutions become QLinearConv
+// (qdq-fusion), then NhwcQLinearConv, and the whole block runs NHWC, converting once in and once out; outputs
+// within one quantization step (0.05) of the float graph's.
+std::string qdq_block() {
+  GraphSpec g(13);
+  g.input("x", DataType::Float, {1, 8, 10, 12});
+  std::vector<int8_t> dw(8 * 9), pw(8 * 8);
+  for (size_t i = 0; i < dw.size(); ++i) dw[i] = static_cast<int8_t>(static_cast<int>((i * 53 + 7) % 255) - 127);
+  for (size_t i = 0; i < pw.size(); ++i) pw[i] = static_cast<int8_t>(static_cast<int>((i * 29 + 3) % 255) - 127);
+  g.floats("s", {}, {0.05f}).init("z0", DataType::UInt8, {}, std::vector<uint8_t>{0})
+      .init("z", DataType::UInt8, {}, std::vector<uint8_t>{128})
+      .init("dwq", DataType::Int8, {8, 1, 3, 3}, dw).floats("dws", {8}, {0.01f, 0.02f, 0.01f, 0.005f, 0.01f, 0.03f, 0.01f, 0.02f})
+      .init("pwq", DataType::Int8, {8, 8, 1, 1}, pw).floats("pws", {}, {0.004f});
+  g.node("QuantizeLinear", {"x", "s", "z"}, {"xq"})
+      .node("DequantizeLinear", {"xq", "s", "z"}, {"xd"})
+      .node("DequantizeLinear", {"dwq", "dws"}, {"dwd"}, {{"axis", 0}})
+      .node("Conv", {"xd", "dwd"}, {"c1"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", int64_t{8}}})
+      .node("Relu", {"c1"}, {"r1"})
+      .node("QuantizeLinear", {"r1", "s", "z0"}, {"q1"})
+      .node("DequantizeLinear", {"q1", "s", "z0"}, {"d1"})
+      .node("DequantizeLinear", {"pwq", "pws"}, {"pwd"})
+      .node("Conv", {"d1", "pwd"}, {"c2"})
+      .node("QuantizeLinear", {"c2", "s", "z"}, {"q2"})
+      .node("DequantizeLinear", {"q2", "s", "z"}, {"d2"})
+      .node("Add", {"d2", "xd"}, {"sum"})
+      .node("QuantizeLinear", {"sum", "s", "z"}, {"q3"})
+      .node("DequantizeLinear", {"q3", "s", "z"}, {"y"})
+      .output("y");
+  return g.bytes();
+}
+
+TEST(ChannelsLast, QuantizedBlocksStayChannelsLast) {
+  const std::string bytes = qdq_block();
+  Model m = load_ir(bytes);
+  optimize_ir(m, 3);
+  const V ops = op_list(m);
+  EXPECT_EQ(count(ops, "ai.onyx.NhwcQLinearConv"), 2u) << ::testing::PrintToString(ops);
+  EXPECT_EQ(count(ops, "QLinearConv"), 0u) << ::testing::PrintToString(ops);
+  EXPECT_EQ(count(ops, "Transpose"), 2u) << ::testing::PrintToString(ops);
+  expect_same_outputs(bytes, 0, 0.0501);
+  expect_idempotent(bytes, 3);
+}
+
 // DenseNet as Caffe2 exports it: Concat, BatchNormalization, then its affine part again as a per-channel Mul and
 // Add, then Relu, before each convolution. Channels-last, all four become one depthwise 1x1 NhwcConv: the Mul and
 // Add fold into its weights and bias, the Relu into its epilogue.

@@ -5,6 +5,8 @@
 //     [N, OH, OW, M] optional; attributes: Conv's (2-D), and optionally FusedConv's `activation` and
 //     `activation_params`. Y [N, OH, OW, M] = activation(Conv(X, W, B) + Z), in NHWC.
 //   NhwcMaxPool(X) / NhwcAveragePool(X) — MaxPool-22 (one output) / AveragePool-22 on X [N, H, W, C], in NHWC.
+//   NhwcQLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B?) — QLinearConv-10
+//     (2-D) on x [N, H, W, C] (8-bit), y [N, OH, OW, M] in NHWC; the other inputs and the attributes as QLinearConv's.
 // The reference kernels transpose to NCHW, run the standard ops' reference kernels and transpose back; the fast
 // ones run oneDNN on the NHWC tensors in place.
 #include <cstring>
@@ -17,6 +19,7 @@
 #include "ops/fused/fused.hpp"
 #include "ops/nn/nn_kit.hpp"
 #include "ops/nn/pool_fast.hpp"
+#include "ops/quant/qlinear_conv.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -270,6 +273,32 @@ class NhwcPoolKernel : public Kernel {
   nn::PoolCache pools_;
 };
 
+// Quantized convolution channels-last: oneDNN's int8 kernel reads and writes NHWC, so a chain of them (with the
+// per-tensor QuantizeLinear / DequantizeLinear and elementwise ops between) converts only at its edges.
+class NhwcQLinearConvKernel : public Kernel {
+ public:
+  explicit NhwcQLinearConvKernel(const KernelInit& init) : node_(init.node) {
+    conv_ = reference_kernel_as(init, standard("QLinearConv", kQLinearConvVersion), 9);
+    if (!init.reference_only) pack_ = std::make_unique<QLinearConvPack>(init);
+  }
+
+  void run(KernelContext& ctx) override {
+    if (pack_ && pack_->run(ctx, true)) return;
+    const Datum x = Datum::of(permute4(ctx.input(0), kToNchw));
+    std::vector<const Datum*> in{&x};
+    for (size_t i = 1; i < ctx.num_inputs(); ++i) in.push_back(ctx.has_input(i) ? &ctx.input_datum(i) : nullptr);
+    std::vector<Datum> y = run_on(*conv_, node_, kQLinearConvVersion, std::move(in), 1);
+    if (y.empty() || !y[0].is_tensor()) ctx.error("the convolution gave no tensor");
+    ctx.set_output(0, permute4(y[0].tensor, kToNhwc));
+  }
+
+ private:
+  static constexpr int kQLinearConvVersion = 10;
+  const Node& node_;
+  std::unique_ptr<Kernel> conv_;
+  std::unique_ptr<QLinearConvPack> pack_;
+};
+
 }  // namespace
 
 void register_channels_last(Registry& r) {
@@ -278,6 +307,10 @@ void register_channels_last(Registry& r) {
   r.add(OpDef{kFusedDomain, "NhwcConv", 1, {{{0, 1, 2, 3}, f}},
               [](InferContext& ctx) { infer_channels_last(ctx, standard("Conv", kConvVersion), 3); },
               [](const KernelInit& init) -> std::unique_ptr<Kernel> { return std::make_unique<NhwcConvKernel>(init); }});
+  const std::vector<DataType> k8 = {D::Int8, D::UInt8};
+  r.add(OpDef{kFusedDomain, "NhwcQLinearConv", 1, {{{0, 2}, k8}, {{3, 5}, k8}, {{7}, k8}, {{1, 4, 6}, {D::Float}}, {{8}, {D::Int32}}},
+              [](InferContext& ctx) { infer_channels_last(ctx, standard("QLinearConv", 10), 9); },
+              [](const KernelInit& init) -> std::unique_ptr<Kernel> { return std::make_unique<NhwcQLinearConvKernel>(init); }});
   for (const char* op : {"MaxPool", "AveragePool"}) {
     r.add(OpDef{kFusedDomain, cat("Nhwc", op), 1, {{{0}, f}},
                 [op](InferContext& ctx) { infer_channels_last(ctx, standard(op, kPoolVersion), 1); },

@@ -25,11 +25,11 @@
 
 #include "ir/tensor_alloc.hpp"
 #include "kernels/elementwise.hpp"
-#include "kernels/int8_conv.hpp"
 #include "kernels/int8_gemm.hpp"
 #include "kernels/quantize.hpp"
 #include "ops/fused/fused.hpp"
 #include "ops/op_kit.hpp"
+#include "ops/quant/qlinear_conv.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -950,94 +950,101 @@ void run_qlinear_conv(const ConvAttrs& attrs, KernelContext& ctx) {
   store_quantized(y, out);
 }
 
-// QLinearConv with constant weights, scales, zero points and bias on oneDNN's int8 convolution (the weights packed
-// at creation, requantization inside the kernel): 2-D, explicit padding, int8 weights with zero point 0 (what
-// static quantization tools write). Every run checks that the inputs are still those constants; anything else,
-// and cases oneDNN has no kernel for, takes the ConvInteger path above, then the reference.
+// QLinearConv on oneDNN's int8 convolution where QLinearConvPack applies; anything else takes the ConvInteger path
+// above, then the reference.
 class FastQLinearConv : public Kernel {
  public:
-  FastQLinearConv(const KernelInit& init, ConvAttrs attrs) : attrs_(std::move(attrs)) {
-    for (size_t i = 1; i < 9; ++i) sources_[i] = init.input_value(i) ? init.input_value(i)->bytes().data() : nullptr;
-    const Tensor* xs = init.input_value(1);
-    const Tensor* xz = init.input_value(2);
-    const Tensor* w = init.input_value(3);
-    const Tensor* ws = init.input_value(4);
-    const Tensor* wz = init.input_value(5);
-    const Tensor* ys = init.input_value(6);
-    const Tensor* yz = init.input_value(7);
-    const bool has_bias = init.node.inputs.size() > 8 && init.node.inputs[8];
-    const Tensor* bias = has_bias ? init.input_value(8) : nullptr;
-    if (!xs || !xz || !w || !ws || !wz || !ys || !yz || (has_bias && !bias) || w->dtype() != D::Int8 ||
-        w->dims().size() != 4 || xs->dtype() != D::Float || ws->dtype() != D::Float || ys->dtype() != D::Float ||
-        xs->element_count() != 1 || xz->element_count() != 1 || ys->element_count() != 1 ||
-        yz->element_count() != 1 || !(attrs_.auto_pad == "NOTSET" || attrs_.auto_pad == "VALID"))
-      return;
-    const int64_t M = w->dims()[0];
-    if ((ws->element_count() != 1 && ws->dims() != Dims{M}) || (wz->element_count() != 1 && wz->dims() != Dims{M}) ||
-        (bias && (bias->dtype() != D::Int32 || bias->dims() != Dims{M})))
-      return;
-    for (int64_t z : read_ints(*wz))
-      if (z != 0) return;
-    ConvAttrs p;
-    try {
-      p = resolve_conv(attrs_, Dims{-1, -1}, &w->dims());
-    } catch (const Error&) {
-      return;  // the reference names the problem at run time
-    }
-    kernels::Int8ConvParams k;
-    k.shape.M = M;
-    k.shape.group = p.group;
-    k.shape.C = w->dims()[1] * p.group;
-    if (M % p.group != 0) return;
-    for (size_t i = 0; i < 2; ++i) {
-      k.shape.kernel[i] = p.kernel[i];
-      k.shape.strides[i] = p.strides[i];
-      k.shape.dilations[i] = p.dilations[i];
-      k.shape.pads[i] = p.pads[i];
-      k.shape.pads[i + 2] = p.pads[i + 2];
-    }
-    k.x_signed = xz->dtype() == D::Int8;
-    k.y_signed = yz->dtype() == D::Int8;
-    k.x_zero = static_cast<int32_t>(read_ints(*xz)[0]);
-    k.y_zero = static_cast<int32_t>(read_ints(*yz)[0]);
-    const double x_scale = xs->data<float>()[0], y_scale = ys->data<float>()[0];
-    for (size_t i = 0; i < ws->element_count(); ++i)
-      k.scales.push_back(static_cast<float>(multiplier(D::Float, x_scale, ws->data<float>()[i], y_scale)));
-    if (bias) k.bias.assign(bias->data<int32_t>(), bias->data<int32_t>() + M);
-    conv_ = std::make_unique<kernels::PackedInt8Conv>(w->data<int8_t>(), std::move(k));
-  }
+  FastQLinearConv(const KernelInit& init, ConvAttrs attrs) : attrs_(std::move(attrs)), pack_(init) {}
 
   void run(KernelContext& ctx) override {
-    if (!fast_run(ctx) && !run_qlinear_conv_fast(attrs_, ctx)) run_qlinear_conv(attrs_, ctx);
+    if (!pack_.run(ctx, false) && !run_qlinear_conv_fast(attrs_, ctx)) run_qlinear_conv(attrs_, ctx);
   }
 
  private:
-  bool fast_run(KernelContext& ctx) {
-    if (!conv_) return false;
-    for (size_t i = 1; i < 9; ++i)
-      if (sources_[i] && (!ctx.has_input(i) || ctx.input(i).bytes().data() != sources_[i])) return false;
-    const Tensor& x = ctx.input(0);
-    const kernels::Int8ConvParams& k = conv_->params();
-    if (x.dims().size() != 4 || x.dims()[1] != k.shape.C || x.dtype() != (k.x_signed ? D::Int8 : D::UInt8))
-      return false;
-    const Dims& xd = x.dims();
-    for (int i = 0; i < 2; ++i)
-      if (xd[2 + i] + k.shape.pads[i] + k.shape.pads[i + 2] < (k.shape.kernel[i] - 1) * k.shape.dilations[i] + 1)
-        return false;
-    const auto o = kernels::conv_out_hw(k.shape, xd[2], xd[3]);
-    Tensor y = allocate_for_overwrite(k.y_signed ? D::Int8 : D::UInt8, {xd[0], k.shape.M, o[0], o[1]});
-    if (y.element_count() > 0 && !conv_->run_nchw(x.bytes().data(), xd[0], xd[2], xd[3], y.mutable_data<uint8_t>()))
-      return false;
-    ctx.set_output(0, std::move(y));
-    return true;
-  }
-
   ConvAttrs attrs_;
-  std::array<const void*, 9> sources_{};
-  std::unique_ptr<kernels::PackedInt8Conv> conv_;
+  QLinearConvPack pack_;
 };
 
 }  // namespace
+
+QLinearConvPack::QLinearConvPack(const KernelInit& init) {
+  for (size_t i = 1; i < 9; ++i) sources_[i] = init.input_value(i) ? init.input_value(i)->bytes().data() : nullptr;
+  const std::optional<kernels::Int8ConvParams> p = params(init);
+  if (p) conv_ = std::make_unique<kernels::PackedInt8Conv>(init.input_value(3)->data<int8_t>(), std::move(*p));
+}
+
+std::optional<kernels::Int8ConvParams> QLinearConvPack::params(const KernelInit& init) {
+  const Tensor* xs = init.input_value(1);
+  const Tensor* xz = init.input_value(2);
+  const Tensor* w = init.input_value(3);
+  const Tensor* ws = init.input_value(4);
+  const Tensor* wz = init.input_value(5);
+  const Tensor* ys = init.input_value(6);
+  const Tensor* yz = init.input_value(7);
+  const bool has_bias = init.node.inputs.size() > 8 && init.node.inputs[8];
+  const Tensor* bias = has_bias ? init.input_value(8) : nullptr;
+  const std::string auto_pad = init.attrs.get_string("auto_pad", "NOTSET");
+  if (!xs || !xz || !w || !ws || !wz || !ys || !yz || (has_bias && !bias) || w->dtype() != D::Int8 ||
+      w->dims().size() != 4 || xs->dtype() != D::Float || ws->dtype() != D::Float || ys->dtype() != D::Float ||
+      xs->element_count() != 1 || xz->element_count() != 1 || ys->element_count() != 1 || yz->element_count() != 1 ||
+      !(auto_pad == "NOTSET" || auto_pad == "VALID"))
+    return std::nullopt;
+  const int64_t M = w->dims()[0];
+  if ((ws->element_count() != 1 && ws->dims() != Dims{M}) || (wz->element_count() != 1 && wz->dims() != Dims{M}) ||
+      (bias && (bias->dtype() != D::Int32 || bias->dims() != Dims{M})))
+    return std::nullopt;
+  for (int64_t z : read_ints(*wz))
+    if (z != 0) return std::nullopt;
+  ConvAttrs p;
+  try {
+    p = resolve_conv(parse_conv(init.attrs), Dims{-1, -1}, &w->dims());
+  } catch (const Error&) {
+    return std::nullopt;  // the reference names the problem at run time
+  }
+  if (M % p.group != 0) return std::nullopt;
+  kernels::Int8ConvParams k;
+  k.shape.M = M;
+  k.shape.group = p.group;
+  k.shape.C = w->dims()[1] * p.group;
+  for (size_t i = 0; i < 2; ++i) {
+    k.shape.kernel[i] = p.kernel[i];
+    k.shape.strides[i] = p.strides[i];
+    k.shape.dilations[i] = p.dilations[i];
+    k.shape.pads[i] = p.pads[i];
+    k.shape.pads[i + 2] = p.pads[i + 2];
+  }
+  k.x_signed = xz->dtype() == D::Int8;
+  k.y_signed = yz->dtype() == D::Int8;
+  k.x_zero = static_cast<int32_t>(read_ints(*xz)[0]);
+  k.y_zero = static_cast<int32_t>(read_ints(*yz)[0]);
+  const double x_scale = xs->data<float>()[0], y_scale = ys->data<float>()[0];
+  for (size_t i = 0; i < ws->element_count(); ++i)
+    k.scales.push_back(static_cast<float>(multiplier(D::Float, x_scale, ws->data<float>()[i], y_scale)));
+  if (bias) k.bias.assign(bias->data<int32_t>(), bias->data<int32_t>() + M);
+  return k;
+}
+
+bool QLinearConvPack::run(KernelContext& ctx, bool nhwc) const {
+  if (!conv_) return false;
+  for (size_t i = 1; i < 9; ++i)
+    if (sources_[i] && (!ctx.has_input(i) || ctx.input(i).bytes().data() != sources_[i])) return false;
+  const Tensor& x = ctx.input(0);
+  const kernels::Int8ConvParams& k = conv_->params();
+  if (x.dims().size() != 4 || x.dtype() != (k.x_signed ? D::Int8 : D::UInt8)) return false;
+  const Dims& xd = x.dims();
+  const int64_t N = xd[0], C = nhwc ? xd[3] : xd[1], H = nhwc ? xd[1] : xd[2], W = nhwc ? xd[2] : xd[3];
+  if (C != k.shape.C) return false;
+  const int64_t hw[2] = {H, W};
+  for (int i = 0; i < 2; ++i)
+    if (hw[i] + k.shape.pads[i] + k.shape.pads[i + 2] < (k.shape.kernel[i] - 1) * k.shape.dilations[i] + 1)
+      return false;
+  const auto o = kernels::conv_out_hw(k.shape, H, W);
+  const Dims yd = nhwc ? Dims{N, o[0], o[1], k.shape.M} : Dims{N, k.shape.M, o[0], o[1]};
+  Tensor y = allocate_for_overwrite(k.y_signed ? D::Int8 : D::UInt8, yd);
+  if (y.element_count() > 0 && !conv_->run(x.bytes().data(), N, H, W, y.mutable_data<uint8_t>(), nhwc)) return false;
+  ctx.set_output(0, std::move(y));
+  return true;
+}
 
 void register_qlinear(Registry& r) {
   using TC = std::vector<TypeConstraint>;
