@@ -30,17 +30,37 @@ void dynamic_range(const float* px, int64_t n, float& mn, float& mx) {
   }
 }
 
+namespace {
+
+// The quantization of one element (see quantize.hpp).
+uint8_t quantize_one(float x, float scale, float z, float lo, float hi) {
+  const float magic = 12582912.f;
+  float r = x / scale;
+  r = r > 1024.f ? 1024.f : (r < -1024.f ? -1024.f : r);
+  r = (r + magic) - magic;
+  r = r != r ? 0.f : r;
+  r += z;
+  r = r < lo ? lo : (r > hi ? hi : r);
+  return static_cast<uint8_t>(static_cast<int32_t>(r));  // the low byte: the uint8 or int8 value
+}
+
+}  // namespace
+
 void quantize(const float* px, int64_t n, float scale, float z, float lo, float hi, uint8_t* py) {
   if (avx512()) return quantize_avx512(px, n, scale, z, lo, hi, py);
-  const float magic = 12582912.f;
+  for (int64_t i = 0; i < n; ++i) py[i] = quantize_one(px[i], scale, z, lo, hi);
+}
+
+void qlinear_add(const void* a, const void* b, int64_t n, const QLinearAddParams& p, uint8_t* c) {
+  if (avx512()) return qlinear_add_avx512(a, b, n, p, c);
+  const auto* pa = static_cast<const uint8_t*>(a);
+  const auto* pb = static_cast<const uint8_t*>(b);
   for (int64_t i = 0; i < n; ++i) {
-    float r = px[i] / scale;
-    r = r > 1024.f ? 1024.f : (r < -1024.f ? -1024.f : r);
-    r = (r + magic) - magic;
-    r = r != r ? 0.f : r;
-    r += z;
-    r = r < lo ? lo : (r > hi ? hi : r);
-    py[i] = static_cast<uint8_t>(static_cast<int32_t>(r));  // the low byte: the uint8 or int8 value
+    const int32_t va = p.a_signed ? static_cast<int8_t>(pa[i]) : pa[i], vb = p.b_signed ? static_cast<int8_t>(pb[i]) : pb[i];
+    const float fa = static_cast<float>(va - p.a_zero) * p.a_scale, fb = static_cast<float>(vb - p.b_zero) * p.b_scale;
+    float s = fa + fb;
+    if (p.relu) s = s > 0.f ? s : 0.f;
+    c[i] = quantize_one(s, p.c_scale, p.c_zero, p.lo, p.hi);
   }
 }
 

@@ -11,6 +11,8 @@
 // - requantize: y = clamp(round_half_even(double(acc + add) * mult + y_zero), lo, hi) as bytes, acc + add wrapping
 //   in 32 bits (the product and the sum rounded separately); requantize_columns the same along a row with one
 //   multiplier per element (per-column scales) and no add.
+// - qlinear_add: c = quantize(relu?(dequantize(a) + dequantize(b))) in one pass, each step rounded in float32 as the
+//   separate passes above round it (bit-identical to them); a, b and c 8-bit of their own signedness.
 #pragma once
 #include <cstdint>
 
@@ -23,6 +25,13 @@ void requantize(const int32_t* acc, int64_t n, int32_t add, double mult, double 
                 uint8_t* out);
 void requantize_columns(const int32_t* acc, int64_t n, const double* mult, double y_zero, double lo, double hi,
                         uint8_t* out);
+struct QLinearAddParams {
+  bool a_signed = false, b_signed = false, relu = false;
+  float a_scale = 1, b_scale = 1, c_scale = 1;
+  int32_t a_zero = 0, b_zero = 0;
+  float c_zero = 0, lo = 0, hi = 255;  // c's zero point and range as float: [0, 255] or [-128, 127]
+};
+void qlinear_add(const void* a, const void* b, int64_t n, const QLinearAddParams& p, uint8_t* c);
 
 // The AVX-512 loops (AVX512F/BW/VL/DQ), the same contracts.
 void dynamic_range_avx512(const float* px, int64_t n, float& mn, float& mx);
@@ -32,5 +41,6 @@ void requantize_avx512(const int32_t* acc, int64_t n, int32_t add, double mult, 
                        uint8_t* out);
 void requantize_columns_avx512(const int32_t* acc, int64_t n, const double* mult, double y_zero, double lo, double hi,
                                uint8_t* out);
+void qlinear_add_avx512(const void* a, const void* b, int64_t n, const QLinearAddParams& p, uint8_t* c);
 
 }  // namespace onyx::kernels

@@ -18,13 +18,16 @@ void dynamic_range_avx512(const float* px, int64_t n, float& mn, float& mx) {
   mx = _mm512_reduce_max_ps(hi);
 }
 
-void quantize_avx512(const float* px, int64_t n, float scale, float z, float lo, float hi, uint8_t* py) {
-  const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(z), magic = _mm512_set1_ps(12582912.f);
-  const __m512 bound = _mm512_set1_ps(1024.f), nbound = _mm512_set1_ps(-1024.f);
-  const __m512 zero = _mm512_setzero_ps(), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
-    __m512 r = _mm512_div_ps(_mm512_maskz_loadu_ps(m, px + i), vs);
+namespace {
+
+// Sixteen floats quantized (see quantize.hpp): their bytes.
+struct Quantizer {
+  __m512 vs, vz, magic = _mm512_set1_ps(12582912.f), bound = _mm512_set1_ps(1024.f), nbound = _mm512_set1_ps(-1024.f),
+                 zero = _mm512_setzero_ps(), vlo, vhi;
+  Quantizer(float scale, float z, float lo, float hi)
+      : vs(_mm512_set1_ps(scale)), vz(_mm512_set1_ps(z)), vlo(_mm512_set1_ps(lo)), vhi(_mm512_set1_ps(hi)) {}
+  __m128i operator()(__m512 x) const {
+    __m512 r = _mm512_div_ps(x, vs);
     const __mmask16 nan = _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q);
     r = _mm512_min_ps(_mm512_max_ps(r, nbound), bound);
     r = _mm512_sub_ps(_mm512_add_ps(r, magic), magic);
@@ -32,7 +35,38 @@ void quantize_avx512(const float* px, int64_t n, float scale, float z, float lo,
     r = _mm512_add_ps(r, vz);
     r = _mm512_min_ps(_mm512_max_ps(r, vlo), vhi);
     // In [-128, 255] the low byte of the integer is the uint8 or int8 value.
-    _mm_mask_storeu_epi8(py + i, m, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(r)));
+    return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(r));
+  }
+};
+
+// Sixteen 8-bit values dequantized: float(v - z) * scale.
+__m512 dequantize16(__m128i raw, bool is_signed, __m512i vz, __m512 vs) {
+  const __m512i v = is_signed ? _mm512_cvtepi8_epi32(raw) : _mm512_cvtepu8_epi32(raw);
+  return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(v, vz)), vs);
+}
+
+}  // namespace
+
+void quantize_avx512(const float* px, int64_t n, float scale, float z, float lo, float hi, uint8_t* py) {
+  const Quantizer q(scale, z, lo, hi);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm_mask_storeu_epi8(py + i, m, q(_mm512_maskz_loadu_ps(m, px + i)));
+  }
+}
+
+void qlinear_add_avx512(const void* a, const void* b, int64_t n, const QLinearAddParams& p, uint8_t* c) {
+  const Quantizer q(p.c_scale, p.c_zero, p.lo, p.hi);
+  const __m512 as = _mm512_set1_ps(p.a_scale), bs = _mm512_set1_ps(p.b_scale), zero = _mm512_setzero_ps();
+  const __m512i az = _mm512_set1_epi32(p.a_zero), bz = _mm512_set1_epi32(p.b_zero);
+  const auto* pa = static_cast<const uint8_t*>(a);
+  const auto* pb = static_cast<const uint8_t*>(b);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    __m512 s = _mm512_add_ps(dequantize16(_mm_maskz_loadu_epi8(m, pa + i), p.a_signed, az, as),
+                             dequantize16(_mm_maskz_loadu_epi8(m, pb + i), p.b_signed, bz, bs));
+    if (p.relu) s = _mm512_max_ps(s, zero);
+    _mm_mask_storeu_epi8(c + i, m, q(s));
   }
 }
 
@@ -42,9 +76,7 @@ void dequantize_avx512(const void* px, bool is_signed, int64_t n, float scale, i
   const auto* bytes = static_cast<const uint8_t*>(px);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
-    const __m128i raw = _mm_maskz_loadu_epi8(m, bytes + i);
-    const __m512i v = is_signed ? _mm512_cvtepi8_epi32(raw) : _mm512_cvtepu8_epi32(raw);
-    _mm512_mask_storeu_ps(py + i, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(v, vz)), vs));
+    _mm512_mask_storeu_ps(py + i, m, dequantize16(_mm_maskz_loadu_epi8(m, bytes + i), is_signed, vz, vs));
   }
 }
 

@@ -3,7 +3,7 @@
 // weights of zero point 0, constant scales, zero points and bias) ai.onyx NhwcQLinearConv. The Transposes back to NCHW then move down through MaxPool (one
 // output), AveragePool and the global pools, which become NhwcMaxPool / NhwcAveragePool (for dynamic sizes, a mean
 // or max over H and W); Resize / Upsample with constant parameters (permuted); ops that do not care about the
-// layout (elementwise activations, per-tensor QuantizeLinear/DequantizeLinear; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or
+// layout (elementwise activations, per-tensor QuantizeLinear/DequantizeLinear, ai.onyx QLinearAdd; Add/Sub/Mul/Div/Max/Min/Sum/Mean whose other inputs are moved the same way or
 // are constants, which get permuted copies; Concat, whose axis is renamed and whose constant inputs are permuted);
 // inference BatchNormalization, which becomes a depthwise 1x1 NhwcConv; and channel shuffles,
 // Reshape-Transpose-Reshape, which shuffle the last axis instead. A Transpose to NHWC reading one back to NCHW reads
@@ -226,6 +226,13 @@ bool sink(PassContext& ctx, Node& n) {
     Node* t = transpose_producer(n.inputs[0], kToNchw);
     if (!t) return false;
     inputs[0] = t->inputs[0];
+  } else if (is_onyx(&n, "QLinearAdd") && n.inputs.size() == 8) {
+    // Elementwise on two same-shape tensors (its other inputs are scalars): both must come in NHWC.
+    Node* ta = transpose_producer(n.inputs[0], kToNchw);
+    Node* tb = transpose_producer(n.inputs[3], kToNchw);
+    if (!ta || !tb) return false;
+    inputs[0] = ta->inputs[0];
+    inputs[3] = tb->inputs[0];
   } else if (broadcasting_op(a, n)) {
     if (a.rank(n.outputs[0]) != 4) return false;
     bool any = false;

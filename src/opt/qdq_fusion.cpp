@@ -2,7 +2,9 @@
 //   DequantizeLinear(xq) -> Conv(., DequantizeLinear(Wq), B?) [-> Relu] -> QuantizeLinear -> yq
 //   DequantizeLinear(aq) -> MatMul(., DequantizeLinear(Bq)) -> QuantizeLinear -> yq
 // become QLinearConv(xq, x_scale, x_zero, Wq, w_scale, w_zero, y_scale, y_zero, B_int32) and
-// QLinearMatMul(aq, a_scale, a_zero, Bq, b_scale, b_zero, y_scale, y_zero): the products of the 8-bit values
+// QLinearMatMul(aq, a_scale, a_zero, Bq, b_scale, b_zero, y_scale, y_zero), and a residual sum
+//   DequantizeLinear(aq), DequantizeLinear(bq) -> Add -> [Relu] -> QuantizeLinear
+// becomes ai.onyx QLinearAdd (per tensor, same shapes; bit-identical to the nodes). The products of the 8-bit values
 // accumulate exactly in int32 (VNNI) instead of float32 products of dequantized copies, and consecutive layers
 // pass uint8/int8 tensors with no DequantizeLinear/QuantizeLinear pass between them. The float graph rounds its
 // products; the integer one does not, so an output may differ by one quantization step (ONNX Runtime makes the
@@ -203,6 +205,51 @@ bool fuse_matmul_at(PassContext& ctx, Node& mm) {
   return true;
 }
 
+// DequantizeLinear(a), DequantizeLinear(b) -> Add -> [Relu] -> QuantizeLinear, all per tensor, a and b of one
+// static shape: a residual sum of a quantized network, as ai.onyx QLinearAdd (bit-identical: the same float steps).
+bool fuse_add_at(PassContext& ctx, Node& add) {
+  const Analysis& a = ctx.analysis();
+  if (!a.def(&add) || add.inputs.size() != 2 || add.outputs.size() != 1 || !add.outputs[0] || a.opset(&add) < 7)
+    return false;
+  Node* dqa = producer_of(add, 0);
+  Node* dqb = producer_of(add, 1);
+  if (!is_op(dqa, "DequantizeLinear") || !is_op(dqb, "DequantizeLinear")) return false;
+  for (Node* dq : {dqa, dqb}) {
+    if (!scalar(constant_scale(a, *dq)) || !is_8bit(a.dtype(dq->inputs[0])) || a.dtype(dq->outputs[0]) != DataType::Float)
+      return false;
+    const Tensor* z = zero_point(a, *dq);
+    if (z && !scalar(z)) return false;
+  }
+  const auto da = a.static_dims(add.inputs[0]), db = a.static_dims(add.inputs[1]);
+  if (!da || !db || *da != *db) return false;
+  Node* next = sole_reader(add.outputs[0]);
+  Node* relu = nullptr;
+  if (is_op(next, "Relu")) {
+    relu = next;
+    next = relu->outputs.size() == 1 && relu->outputs[0] ? sole_reader(relu->outputs[0]) : nullptr;
+  }
+  if (!is_op(next, "QuantizeLinear") || next->inputs[0] != (relu ? relu->outputs[0] : add.outputs[0])) return false;
+  Node& q = *next;
+  const DataType yt = a.dtype(q.outputs[0]);
+  const Tensor* yz = zero_point(a, q);
+  if (!scalar(constant_scale(a, q)) || !is_8bit(yt) || (yz && !scalar(yz))) return false;
+  const std::string name = add.name.empty() ? q.name : add.name;
+  auto zero_of = [&](Node& n, DataType t, const char* base) -> Value* {
+    if (n.inputs.size() > 2 && n.inputs[2]) return n.inputs[2];
+    return &ctx.add_initializer(cat(name.empty() ? "qlinear_add" : name, "_", base), Tensor::allocate(t, {}));
+  };
+  const std::vector<Value*> inputs{dqa->inputs[0], dqa->inputs[1], zero_of(*dqa, a.dtype(dqa->inputs[0]), "a_zero_point"),
+                                   dqb->inputs[0], dqb->inputs[1], zero_of(*dqb, a.dtype(dqb->inputs[0]), "b_zero_point"),
+                                   q.inputs[1], zero_of(q, yt, "c_zero_point")};
+  Value* out = q.outputs[0];
+  if (relu) ctx.remove_node(*relu);
+  ctx.remove_node(add);
+  Node& fused = ctx.replace_node(q, "QLinearAdd", kOnyxDomain, inputs, {out}, name);
+  fused.attributes.push_back(make_attr_int("relu", relu ? 1 : 0));
+  import_onyx_domain(ctx);
+  return true;
+}
+
 }  // namespace
 
 bool fuse_qdq(PassContext& ctx) {
@@ -213,6 +260,7 @@ bool fuse_qdq(PassContext& ctx) {
     if (!ctx.alive(n)) continue;
     if (is_op(n, "Conv")) changed |= fuse_at(ctx, *n);
     else if (is_op(n, "MatMul")) changed |= fuse_matmul_at(ctx, *n);
+    else if (is_op(n, "Add")) changed |= fuse_add_at(ctx, *n);
   }
   return changed;
 }

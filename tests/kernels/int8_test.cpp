@@ -294,6 +294,33 @@ TEST(Int8FastVsReference, QLinearConvOnOneDnnMatchesReferenceWithinOneStep) {
   EXPECT_LE(off_by_one * 1000, elements) << off_by_one << " of " << elements << " elements one step off";
 }
 
+// ai.onyx QLinearAdd: the one-pass kernel against the element-by-element reference, every signedness of A, B and C,
+// with and without the Relu, lengths around the vector width: the same bytes.
+TEST(Int8FastVsReference, QLinearAddRandomTypesAndScales) {
+  std::mt19937 rng(41);
+  const std::vector<std::vector<int64_t>> shapes = {{1, 8, 5, 7}, {3, 17}, {1, 64, 33, 31}, {16}};
+  int cases = 0;
+  for (const auto& dims : shapes)
+    for (DataType at : {DataType::UInt8, DataType::Int8})
+      for (DataType bt : {DataType::UInt8, DataType::Int8})
+        for (DataType ct : {DataType::UInt8, DataType::Int8})
+          for (int64_t relu : {0, 1}) {
+            OneNode node("QLinearAdd", 1, "ai.onyx");
+            node.input("A", random_8bit(rng, at, dims))
+                .input("A_scale", random_floats(rng, {}, 0.01f, 0.1f))
+                .input("A_zero_point", random_8bit(rng, at, {}))
+                .input("B", random_8bit(rng, bt, dims))
+                .input("B_scale", random_floats(rng, {}, 0.01f, 0.1f))
+                .input("B_zero_point", random_8bit(rng, bt, {}))
+                .input("C_scale", random_floats(rng, {}, 0.02f, 0.2f))
+                .input("C_zero_point", random_8bit(rng, ct, {}))
+                .attr_int("relu", relu);
+            compare_with_reference(node, cat("QLinearAdd ", name_of(at), name_of(bt), name_of(ct), dims_text(dims), relu ? " relu" : ""), 0);
+            ++cases;
+          }
+  EXPECT_EQ(cases, 4 * 2 * 2 * 2 * 2);
+}
+
 TEST(Int8FastVsReference, ConvIntegerRandomShapesTypesAndZeroPoints) {
   std::mt19937 rng(9);
   struct Case {

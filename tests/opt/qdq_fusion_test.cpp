@@ -128,5 +128,31 @@ TEST(QdqFusion, MatMulWithPerColumnWeights) {
   }
 }
 
+// A residual sum between quantized tensors: DequantizeLinear twice -> Add [-> Relu] -> QuantizeLinear becomes one
+// ai.onyx QLinearAdd, with the results of the nodes it replaces exactly.
+TEST(QdqFusion, ResidualAddBecomesQLinearAdd) {
+  for (bool relu : {false, true}) {
+    GraphSpec g(13);
+    g.input("x", DataType::Float, {2, 3, 5, 7}).input("r", DataType::Float, {2, 3, 5, 7});
+    g.floats("xs", {}, {0.03f}).init("xz", DataType::UInt8, {}, std::vector<uint8_t>{100});
+    g.floats("rs", {}, {0.02f}).init("rz", DataType::Int8, {}, std::vector<int8_t>{-3});
+    g.floats("ys", {}, {0.05f}).init("yz", DataType::UInt8, {}, std::vector<uint8_t>{relu ? 0 : 128});
+    g.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"})
+        .node("QuantizeLinear", {"r", "rs", "rz"}, {"rq"})
+        .node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"})
+        .node("DequantizeLinear", {"rq", "rs", "rz"}, {"rd"})
+        .node("Add", {"xd", "rd"}, {"s"});
+    if (relu) g.node("Relu", {"s"}, {"sr"});
+    g.node("QuantizeLinear", {relu ? "sr" : "s", "ys", "yz"}, {"yq"})
+        .node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"})
+        .output("y");
+    Model m = load_ir(g.bytes());
+    optimize_ir(m, 2);
+    ASSERT_EQ(op_list(m), (V{"QuantizeLinear", "QuantizeLinear", "ai.onyx.QLinearAdd", "DequantizeLinear"})) << relu;
+    expect_same_outputs(g.bytes(), 0, 0);
+    expect_idempotent(g.bytes(), 2);
+  }
+}
+
 }  // namespace
 }  // namespace onyx
