@@ -1,5 +1,5 @@
-// onyx bench-models DIR: writes the benchmark models with onyx's own writer: a BERT-base encoder, MobileNetV2,
-// a stack of GPT-2 decoder blocks and a two-layer LSTM, in the shapes and op patterns PyTorch's exporter emits
+// onyx bench-models DIR: writes the benchmark models with onyx's own writer: a BERT-base encoder, MobileNetV2
+// (float, and statically quantized in QDQ form), a stack of GPT-2 decoder blocks and a two-layer LSTM, in the shapes and op patterns PyTorch's exporter emits
 // (opset 17), with deterministic weights scaled so that activations stay of order 1.
 #include <algorithm>
 #include <cmath>
@@ -45,7 +45,12 @@ const char* const kBenchModelsUsage =
     "  lstm.onnx          two stacked unidirectional LSTM layers (LSTM, Squeeze, LSTM, Squeeze): input `input`\n"
     "                     float[seq,1,lstm-input]; output `output` float[seq,1,lstm-hidden] (default seq 128,\n"
     "                     input 256, hidden 512, 2 layers)\n"
-    "  --models LIST      comma-separated subset of bert_base,mobilenet_v2,gpt2_stack,lstm (default: all)\n"
+    "  mobilenet_v2_qdq.onnx  MobileNetV2 statically quantized as ONNX Runtime's quantize_static writes it (QDQ):\n"
+    "                     QuantizeLinear/DequantizeLinear (uint8, per tensor) around every activation, int8 weights\n"
+    "                     per output channel, int32 biases, BatchNormalization and Clip folded; residual Adds and\n"
+    "                     the pool between Q/DQ, the classifier in float; input and output as mobilenet_v2's\n"
+    "  --models LIST      comma-separated subset of bert_base,mobilenet_v2,gpt2_stack,lstm,mobilenet_v2_qdq\n"
+    "                     (default: all)\n"
     "  --ffn N            feed-forward size of both transformers (default 4 * hidden)\n"
     "  --seq N            sequence length of the transformers and the LSTM\n"
     "  --decomposed-layernorm  LayerNorm as ReduceMean/Sub/Pow/Add/Sqrt/Div/Mul/Add (older exporters' form)\n"
@@ -154,6 +159,26 @@ class Builder {
     t.raw_data = str(std::string(reinterpret_cast<const char*>(v.data()), v.size() * 8));
     return name;
   }
+  // Deviates for weights the caller transforms itself (quantizes) before storing them with raw().
+  std::vector<float> draw_normal(size_t n, double mean, double stddev) {
+    std::vector<float> v(n);
+    for (float& x : v) x = static_cast<float>(mean + stddev * rng_.normal());
+    return v;
+  }
+  // An initializer of any fixed-size type from its little-endian bytes.
+  std::string raw(const std::string& name, const std::vector<int64_t>& dims, DataType type, std::string bytes) {
+    pb::Tensor& t = initializer(name, dims, type, bytes.size());
+    t.raw_data = str(std::move(bytes));
+    return name;
+  }
+  // A uint8 scalar (a zero point), shared by every use of the same value.
+  std::string uint8_scalar(uint8_t v) {
+    auto it = uint8_scalars_.find(v);
+    if (it != uint8_scalars_.end()) return it->second;
+    std::string name = cat("zero_point_", static_cast<int>(v));
+    raw(name, {}, DataType::UInt8, std::string(1, static_cast<char>(v)));
+    return uint8_scalars_[v] = name;
+  }
   std::string bools(const std::string& name, const std::vector<int64_t>& dims, const std::vector<uint8_t>& v) {
     pb::Tensor& t = initializer(name, dims, DataType::Bool, v.size());
     t.raw_data = str(std::string(v.begin(), v.end()));
@@ -231,6 +256,7 @@ class Builder {
   pb::Graph* graph_ = nullptr;
   Random rng_;
   std::map<float, std::string> scalars_;
+  std::map<uint8_t, std::string> uint8_scalars_;
   uint64_t bytes_ = 0;
 };
 
@@ -392,6 +418,93 @@ std::string conv_bn(Builder& b, const std::string& x, const std::string& prefix,
   return y;
 }
 
+// Static quantization in the QDQ form ONNX Runtime's quantize_static writes: each activation through
+// QuantizeLinear -> DequantizeLinear (uint8, per tensor), weights int8 symmetric per output channel (zero points
+// 0), biases int32 at scale x_scale * w_scale, BatchNormalization folded into the convolution, Clip(0, 6) folded
+// into the quantization range of the convolution's output ([0, 6] at scale 6/255).
+struct QTensor {
+  std::string dq;  // the float tensor the next op reads
+  float scale;
+};
+
+QTensor qdq(Builder& b, const std::string& x, float scale, uint8_t zero) {
+  const std::string q = b.op("QuantizeLinear", {x, b.scalar(scale), b.uint8_scalar(zero)});
+  return {b.op("DequantizeLinear", {q, b.scalar(scale), b.uint8_scalar(zero)}), scale};
+}
+
+QTensor qconv(Builder& b, const QTensor& x, const std::string& prefix, int64_t cin, int64_t cout, int64_t kernel,
+              int64_t stride, int64_t group, bool relu6) {
+  const int64_t fan_in = cin / group * kernel * kernel, per = fan_in;
+  const std::vector<float> w = b.draw_normal(static_cast<size_t>(cout * per), 0.0, 1.0 / std::sqrt(static_cast<double>(fan_in)));
+  const std::vector<float> bias = b.draw_normal(static_cast<size_t>(cout), 0.0, 0.1);
+  std::string wq(static_cast<size_t>(cout * per), '\0'), bq(static_cast<size_t>(cout) * 4, '\0');
+  std::vector<float> ws(static_cast<size_t>(cout)), bs(static_cast<size_t>(cout));
+  for (int64_t o = 0; o < cout; ++o) {
+    float mx = 0;
+    for (int64_t i = 0; i < per; ++i) mx = std::max(mx, std::fabs(w[static_cast<size_t>(o * per + i)]));
+    const float scale = mx > 0 ? mx / 127.f : 1.f;
+    ws[static_cast<size_t>(o)] = scale;
+    for (int64_t i = 0; i < per; ++i)
+      wq[static_cast<size_t>(o * per + i)] = static_cast<char>(static_cast<int8_t>(std::lround(w[static_cast<size_t>(o * per + i)] / scale)));
+    bs[static_cast<size_t>(o)] = x.scale * scale;
+    const int32_t v = static_cast<int32_t>(std::lround(bias[static_cast<size_t>(o)] / bs[static_cast<size_t>(o)]));
+    std::memcpy(bq.data() + o * 4, &v, 4);
+  }
+  const std::vector<pb::Attribute> axis0{attr_int("axis", 0)};
+  const std::string wd = b.op("DequantizeLinear", {b.raw(prefix + ".weight_quantized", {cout, cin / group, kernel, kernel}, DataType::Int8, wq),
+                                                   b.values(prefix + ".weight_scale", {cout}, ws),
+                                                   b.raw(prefix + ".weight_zero_point", {cout}, DataType::Int8, std::string(static_cast<size_t>(cout), '\0'))},
+                              axis0);
+  const std::string bd = b.op("DequantizeLinear", {b.raw(prefix + ".bias_quantized", {cout}, DataType::Int32, bq),
+                                                   b.values(prefix + ".bias_scale", {cout}, bs)},
+                              axis0);
+  const int64_t pad = kernel / 2;
+  const std::string y = b.op("Conv", {x.dq, wd, bd},
+                             {attr_ints("dilations", {1, 1}), attr_int("group", group), attr_ints("kernel_shape", {kernel, kernel}),
+                              attr_ints("pads", {pad, pad, pad, pad}), attr_ints("strides", {stride, stride})});
+  return relu6 ? qdq(b, y, 6.f / 255.f, 0) : qdq(b, y, 0.05f, 128);
+}
+
+pb::ModelDocument make_mobilenet_qdq(const MobileNetConfig& c, uint64_t seed) {
+  pb::ModelDocument doc;
+  Builder b(doc, "mobilenet_v2_qdq",
+            cat("MobileNetV2 statically quantized (QDQ, uint8 activations, int8 per-channel weights) written by onyx "
+                "bench-models: width ", c.width, ", image ", c.image, "x", c.image, ", ", c.classes, " classes, batch 1"),
+            seed + 4);
+  b.input("input", {1, 3, c.image, c.image});
+  const int64_t blocks[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
+                                {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+  int64_t channels = divisible_by_8(32 * c.width);
+  b.scope = "/features.0";
+  QTensor x = qconv(b, qdq(b, "input", 1.f / 255.f, 0), "features.0", 3, channels, 3, 2, 1, true);
+  int feature = 1;
+  for (const auto& [t, ch, n, s] : blocks) {
+    const int64_t out = divisible_by_8(static_cast<double>(ch) * c.width);
+    for (int64_t i = 0; i < n; ++i, ++feature) {
+      const std::string p = cat("features.", feature);
+      b.scope = "/" + p;
+      const int64_t stride = i == 0 ? s : 1, hidden = channels * t;
+      QTensor y = x;
+      if (t != 1) y = qconv(b, y, p + ".expand", channels, hidden, 1, 1, 1, true);
+      y = qconv(b, y, p + ".depthwise", hidden, hidden, 3, stride, hidden, true);
+      y = qconv(b, y, p + ".project", hidden, out, 1, 1, 1, false);
+      x = stride == 1 && channels == out ? qdq(b, b.op("Add", {x.dq, y.dq}), 0.05f, 128) : y;
+      channels = out;
+    }
+  }
+  const int64_t last = divisible_by_8(1280 * std::max(1.0, c.width));
+  b.scope = cat("/features.", feature);
+  x = qconv(b, x, cat("features.", feature), channels, last, 1, 1, 1, true);
+  b.scope = "/classifier";
+  x = qdq(b, b.op("GlobalAveragePool", {x.dq}), 6.f / 255.f, 0);
+  const std::string flat = b.op("Flatten", {x.dq}, {attr_int("axis", 1)});
+  std::string w = b.normal("classifier.weight", {c.classes, last}, 0.0, 1.0 / std::sqrt(static_cast<double>(last)));
+  std::string bias = b.normal("classifier.bias", {c.classes}, 0.0, 0.02);
+  b.op("Gemm", {flat, w, bias}, {attr_float("alpha", 1.0f), attr_float("beta", 1.0f), attr_int("transB", 1)});
+  b.output(b.name_last_output("logits"), {1, c.classes});
+  return doc;
+}
+
 pb::ModelDocument make_mobilenet(const MobileNetConfig& c, uint64_t seed) {
   pb::ModelDocument doc;
   Builder b(doc, "mobilenet_v2",
@@ -518,7 +631,7 @@ int cmd_bench_models(const std::vector<std::string>& argv) {
   lstm.layers = num("--lstm-layers", 2, 1, 64);
   const uint64_t seed = static_cast<uint64_t>(num("--seed", 1, 0, INT64_MAX));
 
-  const std::vector<std::string> all = {"bert_base", "mobilenet_v2", "gpt2_stack", "lstm"};
+  const std::vector<std::string> all = {"bert_base", "mobilenet_v2", "gpt2_stack", "lstm", "mobilenet_v2_qdq"};
   std::vector<std::string> chosen;
   if (auto list = args.value("--models")) {
     std::stringstream ss(*list);
@@ -526,7 +639,7 @@ int cmd_bench_models(const std::vector<std::string>& argv) {
     std::set<std::string> seen;
     while (std::getline(ss, name, ',')) {
       if (std::find(all.begin(), all.end(), name) == all.end())
-        fail("--models: unknown model '", name, "' (choose from bert_base,mobilenet_v2,gpt2_stack,lstm)");
+        fail("--models: unknown model '", name, "' (choose from bert_base,mobilenet_v2,gpt2_stack,lstm,mobilenet_v2_qdq)");
       if (seen.insert(name).second) chosen.push_back(name);
     }
     if (chosen.empty()) fail("--models: the list is empty");
@@ -535,8 +648,8 @@ int cmd_bench_models(const std::vector<std::string>& argv) {
   }
 
   for (const auto& name : chosen) {
-    const uint64_t bytes = name == "bert_base"      ? transformer_bytes(bert)
-                           : name == "mobilenet_v2" ? mobilenet_bytes(mobilenet)
+    const uint64_t bytes = name == "bert_base"                                   ? transformer_bytes(bert)
+                           : name == "mobilenet_v2" || name == "mobilenet_v2_qdq" ? mobilenet_bytes(mobilenet)
                            : name == "gpt2_stack"   ? transformer_bytes(gpt2)
                                                     : lstm_bytes(lstm);
     if (bytes > 2'000'000'000)
@@ -551,7 +664,8 @@ int cmd_bench_models(const std::vector<std::string>& argv) {
     pb::ModelDocument doc = name == "bert_base"      ? make_bert(bert, seed)
                             : name == "mobilenet_v2" ? make_mobilenet(mobilenet, seed)
                             : name == "gpt2_stack"   ? make_gpt2(gpt2, seed)
-                                                     : make_lstm(lstm, seed);
+                            : name == "lstm"         ? make_lstm(lstm, seed)
+                                                     : make_mobilenet_qdq(mobilenet, seed);
     const std::filesystem::path out = dir / (name + ".onnx");
     SaveOptions inline_data;
     inline_data.data = SaveOptions::Data::Inline;

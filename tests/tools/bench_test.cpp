@@ -153,6 +153,8 @@ TEST_F(Bench, ModelsCheckRunAndHaveTheirOps) {
       {"mobilenet_v2", {"Conv", "BatchNormalization", "Clip", "Add", "GlobalAveragePool", "Flatten", "Gemm"},
        "logits: tensor(float)[1,10]"},
       {"lstm", {"LSTM", "Squeeze"}, "output: tensor(float)[16,1,16]"},
+      {"mobilenet_v2_qdq", {"QuantizeLinear", "DequantizeLinear", "Conv", "Add", "GlobalAveragePool", "Gemm"},
+       "logits: tensor(float)[1,10]"},
   };
   for (const auto& e : expected) {
     const std::string m = path(std::string(e.model) + ".onnx");
