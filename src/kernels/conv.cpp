@@ -66,6 +66,17 @@ PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float
 
 std::array<int64_t, 2> PackedConv::out_hw(int64_t H, int64_t W) const { return conv_out_hw(shape_, H, W); }
 
+double conv_macs(const ConvShape& s, int64_t N, int64_t H, int64_t W) {
+  const auto o = conv_out_hw(s, H, W);
+  return static_cast<double>(N) * static_cast<double>(o[0]) * static_cast<double>(o[1]) * static_cast<double>(s.M) *
+         static_cast<double>(s.C / s.group) * static_cast<double>(s.kernel[0]) * static_cast<double>(s.kernel[1]);
+}
+
+void PackedConv::prepare(int64_t N, int64_t H, int64_t W) const {
+  const SerialScope serial(runs_serially(macs(N, H, W)));
+  plan(N, H, W);
+}
+
 const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const {
   return plans_.get({N, H, W}, [&] {
     auto& eng = cpu_engine();
@@ -127,6 +138,7 @@ void PackedConv::execute(const Plan& p, memory& src, memory& dst) const {
 
 // layout: 0 NHWC, 1 NCHW (the Plan's index).
 void PackedConv::run(const float* x, int64_t N, int64_t H, int64_t W, float* y, int layout) const {
+  const SerialScope serial(runs_serially(macs(N, H, W)));
   const Plan& p = plan(N, H, W);
   auto& eng = cpu_engine();
   auto& st = thread_stream();

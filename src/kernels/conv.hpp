@@ -30,6 +30,9 @@ struct DnnlConvGeometry {
 };
 DnnlConvGeometry dnnl_conv_geometry(const ConvShape& s, int64_t H, int64_t W);
 
+// Multiply-adds of `s` on N images of H x W.
+double conv_macs(const ConvShape& s, int64_t N, int64_t H, int64_t W);
+
 class PackedConv {
  public:
   // w: (M, C/group, kh, kw) row-major; must outlive the object. bias: empty or M values.
@@ -37,7 +40,7 @@ class PackedConv {
   const ConvShape& shape() const { return shape_; }
   std::array<int64_t, 2> out_hw(int64_t H, int64_t W) const;
   // Creates the primitive for this input size now (sessions call it at creation for static shapes).
-  void prepare(int64_t N, int64_t H, int64_t W) const { plan(N, H, W); }
+  void prepare(int64_t N, int64_t H, int64_t W) const;
   // x: (N, C, H, W); y: (N, M, OH, OW). With a sum epilogue y holds the addend on entry.
   void run_nchw(const float* x, int64_t N, int64_t H, int64_t W, float* y) const;
   // x: (N, H, W, C); y: (N, OH, OW, M). With a sum epilogue y holds the addend on entry.
@@ -53,6 +56,7 @@ class PackedConv {
     Reorder src_in[2], dst_in[2], dst_out[2];  // dst_in: the sum epilogue's addend
   };
   const Plan& plan(int64_t N, int64_t H, int64_t W) const;
+  double macs(int64_t N, int64_t H, int64_t W) const { return conv_macs(shape_, N, H, W); }
   void execute(const Plan& p, dnnl::memory& src, dnnl::memory& dst) const;
   void run(const float* x, int64_t N, int64_t H, int64_t W, float* y, int layout) const;
   ConvShape shape_;

@@ -64,6 +64,7 @@ const PackedInt8Conv::Plan& PackedInt8Conv::plan(int64_t N, int64_t H, int64_t W
 }
 
 bool PackedInt8Conv::run(const void* x, int64_t N, int64_t H, int64_t W, void* y, bool nhwc) const {
+  const SerialScope serial(runs_serially(conv_macs(params_.shape, N, H, W)));
   const Plan& p = plan(N, H, W);
   if (!p.ok) return false;
   auto& eng = cpu_engine();

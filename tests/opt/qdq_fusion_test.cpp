@@ -136,7 +136,7 @@ TEST(QdqFusion, ResidualAddBecomesQLinearAdd) {
     g.input("x", DataType::Float, {2, 3, 5, 7}).input("r", DataType::Float, {2, 3, 5, 7});
     g.floats("xs", {}, {0.03f}).init("xz", DataType::UInt8, {}, std::vector<uint8_t>{100});
     g.floats("rs", {}, {0.02f}).init("rz", DataType::Int8, {}, std::vector<int8_t>{-3});
-    g.floats("ys", {}, {0.05f}).init("yz", DataType::UInt8, {}, std::vector<uint8_t>{relu ? 0 : 128});
+    g.floats("ys", {}, {0.05f}).init("yz", DataType::UInt8, {}, std::vector<uint8_t>{static_cast<uint8_t>(relu ? 0 : 128)});
     g.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"})
         .node("QuantizeLinear", {"r", "rs", "rz"}, {"rq"})
         .node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"})
