@@ -38,6 +38,7 @@ void PackedGemm::run(const float* a, int64_t M, float* y) const {
   if (M == 0) return;
   // One row without an epilogue: the hand-written matrix x vector product, faster than the library's there.
   if (M == 1 && epilogue_.empty()) return gemv(a, b_, K_, N_, b_transposed_, bias_.empty() ? nullptr : bias_.data(), y);
+  const SerialScope serial(runs_serially(static_cast<double>(M) * static_cast<double>(K_) * static_cast<double>(N_)));
   const Plan& p = plan(M);
   auto& eng = cpu_engine();
   memory a_m({{M, K_}, memory::data_type::f32, tag::ab}, eng, const_cast<float*>(a));
@@ -133,6 +134,9 @@ void batched_matmul(const float* a, const std::vector<int64_t>& a_dims, const fl
   const size_t r = a_dims.size();
   std::vector<int64_t> key = a_dims;
   key.insert(key.end(), b_dims.begin(), b_dims.end());
+  double macs = static_cast<double>(a_dims[r - 2]) * static_cast<double>(a_dims[r - 1]) * static_cast<double>(b_dims[r - 1]);
+  for (size_t i = 0; i + 2 < r; ++i) macs *= static_cast<double>(std::max(a_dims[i], b_dims[i]));
+  const SerialScope serial(runs_serially(macs));
   const BatchedPlan& p = cache.get(key, [&] {
     memory::dims ad(a_dims.begin(), a_dims.end()), bd(b_dims.begin(), b_dims.end()), cd(r);
     for (size_t i = 0; i + 2 < r; ++i) cd[i] = std::max(ad[i], bd[i]);

@@ -22,6 +22,7 @@ class PackedGemm {
   int64_t K() const { return K_; }
   // Creates the primitive (and packs B) for M rows now: sessions call it at creation when M is static.
   void prepare(int64_t M) const {
+    const SerialScope serial(runs_serially(static_cast<double>(M) * static_cast<double>(K_) * static_cast<double>(N_)));
     if (M > 1 || !epilogue_.empty()) plan(M);
   }
   int64_t N() const { return N_; }
