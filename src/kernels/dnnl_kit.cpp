@@ -3,8 +3,6 @@
 #include <cstdlib>
 #include <new>
 
-#include <omp.h>
-
 #include "base/error.hpp"
 #include "base/pages.hpp"
 #include "format/mapped_file.hpp"
@@ -84,16 +82,6 @@ void run_primitive(const dnnl::primitive& p, const dnnl::memory::desc& scratchpa
                    std::unordered_map<int, dnnl::memory> args) {
   add_scratchpad(args, scratchpad);
   p.execute(thread_stream(), args);
-}
-
-SerialScope::SerialScope(bool serial) {
-  if (!serial) return;
-  previous_ = omp_get_max_threads();
-  omp_set_num_threads(1);
-}
-
-SerialScope::~SerialScope() {
-  if (previous_ > 0) omp_set_num_threads(previous_);
 }
 
 Reorder::Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {

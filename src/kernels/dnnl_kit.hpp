@@ -10,6 +10,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "kernels/serial.hpp"
+
 namespace onyx::kernels {
 
 // One elementwise step of oneDNN's eltwise family (alpha/beta as oneDNN defines them for `alg`).
@@ -46,24 +48,6 @@ void run_primitive(const dnnl::primitive& p, const dnnl::memory::desc& scratchpa
 // for the same slot again (runs wait for their primitives before returning). Above 64 MiB a buffer is allocated
 // for the caller and not kept: the faults are small next to the work on such tensors.
 dnnl::memory thread_memory(int slot, const dnnl::memory::desc& desc);
-
-// A primitive too small to share: made and run while this scope lives, on the calling thread alone. oneDNN splits a
-// primitive's work for the OpenMP team size it sees when it is made and starts that team on every run; for a
-// convolution of a few thousand multiply-adds (audio models' layers over 8 frames) starting and joining a second
-// thread costs more than the work. Inactive (no effect) when `serial` is false.
-class SerialScope {
- public:
-  explicit SerialScope(bool serial);
-  ~SerialScope();
-  SerialScope(const SerialScope&) = delete;
-  SerialScope& operator=(const SerialScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
-// Whether a convolution or product of `macs` multiply-adds runs on the calling thread alone (SerialScope).
-inline bool runs_serially(double macs) { return macs < double(1 << 17); }
 
 // A reorder between two layouts, made and run that way.
 class Reorder {

@@ -1,4 +1,5 @@
 #include "kernels/rnn.hpp"
+#include "kernels/serial.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -138,10 +139,13 @@ std::vector<float> to_panels(const float* r, int64_t N, int64_t K) {
   return out;
 }
 
-// y[rows, N] = h[rows, K] · Rᵀ from the panels; panels split over the OpenMP team when it has several threads.
+// y[rows, N] = h[rows, K] · Rᵀ from the panels; panels split over the OpenMP team when it has several threads and
+// the step is big enough to repay starting them (a voice detector's 64-unit LSTM step is not: see runs_serially).
 void panels_product(const float* h, int64_t rows, const std::vector<float>& panels, int64_t K, int64_t N, float* y) {
   const int64_t count = (N + kPanel - 1) / kPanel;
-#pragma omp parallel for schedule(static) if (count > 1 && omp_get_max_threads() > 1)
+  const bool shared = count > 1 && omp_get_max_threads() > 1 &&
+                      !runs_serially(static_cast<double>(rows) * static_cast<double>(K) * static_cast<double>(N));
+#pragma omp parallel for schedule(static) if (shared)
   for (int64_t q = 0; q < count; ++q)
     panel_product(h, rows, panels.data() + q * K * kPanel, K, std::min(kPanel, N - q * kPanel), y + q * kPanel, N);
 }

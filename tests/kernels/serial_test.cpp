@@ -1,9 +1,9 @@
-// oneDNN plumbing: small primitives run on the calling thread alone, and the caller's team size comes back after.
+// Small work runs on the calling thread alone, and the caller's team size comes back after.
 #include <gtest/gtest.h>
 
 #include <omp.h>
 
-#include "kernels/dnnl_kit.hpp"
+#include "kernels/serial.hpp"
 
 namespace onyx::kernels {
 namespace ONYX_TEST_FILE {
