@@ -465,18 +465,34 @@ QTensor qconv(Builder& b, const QTensor& x, const std::string& prefix, int64_t c
   return relu6 ? qdq(b, y, 6.f / 255.f, 0) : qdq(b, y, 0.05f, 128);
 }
 
-pb::ModelDocument make_mobilenet_qdq(const MobileNetConfig& c, uint64_t seed) {
+// MobileNetV2 in float (Conv, BatchNormalization and Clip unfused, as PyTorch exports it) or statically quantized
+// (QDQ, as above).
+pb::ModelDocument make_mobilenet(const MobileNetConfig& c, uint64_t seed, bool quantized) {
   pb::ModelDocument doc;
-  Builder b(doc, "mobilenet_v2_qdq",
-            cat("MobileNetV2 statically quantized (QDQ, uint8 activations, int8 per-channel weights) written by onyx "
-                "bench-models: width ", c.width, ", image ", c.image, "x", c.image, ", ", c.classes, " classes, batch 1"),
-            seed + 4);
+  Builder b(doc, quantized ? "mobilenet_v2_qdq" : "mobilenet_v2",
+            cat(quantized ? "MobileNetV2 statically quantized (QDQ, uint8 activations, int8 per-channel weights)"
+                          : "MobileNetV2",
+                " written by onyx bench-models: width ", c.width, ", image ", c.image, "x", c.image, ", ", c.classes,
+                " classes, batch 1", quantized ? "" : "; Conv, BatchNormalization and Clip unfused"),
+            seed + (quantized ? 4 : 1));
   b.input("input", {1, 3, c.image, c.image});
+  // Each layer's output: the float tensor the next layer reads (with its quantization scale when quantized).
+  auto conv = [&](const QTensor& x, const std::string& prefix, int64_t cin, int64_t cout, int64_t kernel,
+                  int64_t stride, int64_t group, bool relu6) {
+    return quantized ? qconv(b, x, prefix, cin, cout, kernel, stride, group, relu6)
+                     : QTensor{conv_bn(b, x.dq, prefix, cin, cout, kernel, stride, group, relu6), 0.f};
+  };
+  auto add = [&](const QTensor& x, const QTensor& y) {
+    const std::string sum = b.op("Add", {x.dq, y.dq});
+    return quantized ? qdq(b, sum, 0.05f, 128) : QTensor{sum, 0.f};
+  };
+  // (expansion t, channels c, repeats n, first stride s) of the paper's table 2.
   const int64_t blocks[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
                                 {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   int64_t channels = divisible_by_8(32 * c.width);
   b.scope = "/features.0";
-  QTensor x = qconv(b, qdq(b, "input", 1.f / 255.f, 0), "features.0", 3, channels, 3, 2, 1, true);
+  const QTensor input = quantized ? qdq(b, "input", 1.f / 255.f, 0) : QTensor{"input", 0.f};
+  QTensor x = conv(input, "features.0", 3, channels, 3, 2, 1, true);
   int feature = 1;
   for (const auto& [t, ch, n, s] : blocks) {
     const int64_t out = divisible_by_8(static_cast<double>(ch) * c.width);
@@ -485,62 +501,23 @@ pb::ModelDocument make_mobilenet_qdq(const MobileNetConfig& c, uint64_t seed) {
       b.scope = "/" + p;
       const int64_t stride = i == 0 ? s : 1, hidden = channels * t;
       QTensor y = x;
-      if (t != 1) y = qconv(b, y, p + ".expand", channels, hidden, 1, 1, 1, true);
-      y = qconv(b, y, p + ".depthwise", hidden, hidden, 3, stride, hidden, true);
-      y = qconv(b, y, p + ".project", hidden, out, 1, 1, 1, false);
-      x = stride == 1 && channels == out ? qdq(b, b.op("Add", {x.dq, y.dq}), 0.05f, 128) : y;
+      if (t != 1) y = conv(y, p + ".expand", channels, hidden, 1, 1, 1, true);
+      y = conv(y, p + ".depthwise", hidden, hidden, 3, stride, hidden, true);
+      y = conv(y, p + ".project", hidden, out, 1, 1, 1, false);
+      x = stride == 1 && channels == out ? add(x, y) : y;
       channels = out;
     }
   }
   const int64_t last = divisible_by_8(1280 * std::max(1.0, c.width));
   b.scope = cat("/features.", feature);
-  x = qconv(b, x, cat("features.", feature), channels, last, 1, 1, 1, true);
+  x = conv(x, cat("features.", feature), channels, last, 1, 1, 1, true);
   b.scope = "/classifier";
-  x = qdq(b, b.op("GlobalAveragePool", {x.dq}), 6.f / 255.f, 0);
-  const std::string flat = b.op("Flatten", {x.dq}, {attr_int("axis", 1)});
+  std::string pooled = b.op("GlobalAveragePool", {x.dq});
+  if (quantized) pooled = qdq(b, pooled, 6.f / 255.f, 0).dq;
+  const std::string flat = b.op("Flatten", {pooled}, {attr_int("axis", 1)});
   std::string w = b.normal("classifier.weight", {c.classes, last}, 0.0, 1.0 / std::sqrt(static_cast<double>(last)));
   std::string bias = b.normal("classifier.bias", {c.classes}, 0.0, 0.02);
   b.op("Gemm", {flat, w, bias}, {attr_float("alpha", 1.0f), attr_float("beta", 1.0f), attr_int("transB", 1)});
-  b.output(b.name_last_output("logits"), {1, c.classes});
-  return doc;
-}
-
-pb::ModelDocument make_mobilenet(const MobileNetConfig& c, uint64_t seed) {
-  pb::ModelDocument doc;
-  Builder b(doc, "mobilenet_v2",
-            cat("MobileNetV2 written by onyx bench-models: width ", c.width, ", image ", c.image, "x", c.image, ", ",
-                c.classes, " classes, batch 1; Conv, BatchNormalization and Clip unfused"),
-            seed + 1);
-  b.input("input", {1, 3, c.image, c.image});
-  // (expansion t, channels c, repeats n, first stride s) of the paper's table 2.
-  const int64_t blocks[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
-                                {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
-  int64_t channels = divisible_by_8(32 * c.width);
-  b.scope = "/features.0";
-  std::string x = conv_bn(b, "input", "features.0", 3, channels, 3, 2, 1, true);
-  int feature = 1;
-  for (const auto& [t, ch, n, s] : blocks) {
-    const int64_t out = divisible_by_8(static_cast<double>(ch) * c.width);
-    for (int64_t i = 0; i < n; ++i, ++feature) {
-      const std::string p = cat("features.", feature);
-      b.scope = "/" + p;
-      const int64_t stride = i == 0 ? s : 1, hidden = channels * t;
-      std::string y = x;
-      if (t != 1) y = conv_bn(b, y, p + ".expand", channels, hidden, 1, 1, 1, true);
-      y = conv_bn(b, y, p + ".depthwise", hidden, hidden, 3, stride, hidden, true);
-      y = conv_bn(b, y, p + ".project", hidden, out, 1, 1, 1, false);
-      x = stride == 1 && channels == out ? b.op("Add", {x, y}) : y;
-      channels = out;
-    }
-  }
-  const int64_t last = divisible_by_8(1280 * std::max(1.0, c.width));
-  b.scope = cat("/features.", feature);
-  x = conv_bn(b, x, cat("features.", feature), channels, last, 1, 1, 1, true);
-  b.scope = "/classifier";
-  x = b.op("Flatten", {b.op("GlobalAveragePool", {x})}, {attr_int("axis", 1)});
-  std::string w = b.normal("classifier.weight", {c.classes, last}, 0.0, 1.0 / std::sqrt(static_cast<double>(last)));
-  std::string bias = b.normal("classifier.bias", {c.classes}, 0.0, 0.02);
-  b.op("Gemm", {x, w, bias}, {attr_float("alpha", 1.0f), attr_float("beta", 1.0f), attr_int("transB", 1)});
   b.output(b.name_last_output("logits"), {1, c.classes});
   return doc;
 }
@@ -662,10 +639,10 @@ int cmd_bench_models(const std::vector<std::string>& argv) {
   for (const auto& name : chosen) {
     // One model in memory at a time: BERT-base alone holds about 440 MB of weights.
     pb::ModelDocument doc = name == "bert_base"      ? make_bert(bert, seed)
-                            : name == "mobilenet_v2" ? make_mobilenet(mobilenet, seed)
+                            : name == "mobilenet_v2" ? make_mobilenet(mobilenet, seed, false)
                             : name == "gpt2_stack"   ? make_gpt2(gpt2, seed)
                             : name == "lstm"         ? make_lstm(lstm, seed)
-                                                     : make_mobilenet_qdq(mobilenet, seed);
+                                                     : make_mobilenet(mobilenet, seed, true);
     const std::filesystem::path out = dir / (name + ".onnx");
     SaveOptions inline_data;
     inline_data.data = SaveOptions::Data::Inline;
