@@ -204,6 +204,39 @@ TEST(FastKernels, Conv1dMatchesReference) {
   }
 }
 
+// ai.onyx FusedConv (NCHW, 1-D and 2-D: the convolutions channels-last does not take, and those in subgraphs) with
+// its activation as oneDNN post-ops inside the convolution: the same results as the reference Conv then activation.
+TEST(FastKernels, FusedConvActivationInsideMatchesReference) {
+  std::mt19937 rng(17);
+  struct Act {
+    const char* name;
+    std::vector<float> params;
+  };
+  const Act acts[] = {{"Relu", {}}, {"LeakyRelu", {0.1f}}, {"Clip", {-0.5f, 0.25f}}, {"Sigmoid", {}}, {"Tanh", {}},
+                      {"HardSigmoid", {0.3f, 0.4f}}, {"HardSwish", {}}};
+  int trial = 0;
+  for (const Act& act : acts)
+    for (bool one_d : {true, false}) {
+      const int64_t group = trial++ % 3 == 0 ? 4 : 1;
+      OneNode n("FusedConv", 1, "ai.onyx");
+      const std::vector<int64_t> x = one_d ? std::vector<int64_t>{1, 8, 9} : std::vector<int64_t>{1, 8, 6, 7};
+      const std::vector<int64_t> w = one_d ? std::vector<int64_t>{12, 8 / group, 5} : std::vector<int64_t>{12, 8 / group, 3, 3};
+      n.input("X", random_floats(rng, x)).constant_input("W", random_floats(rng, w)).constant_input("B", random_floats(rng, {12}));
+      n.attr_int("group", group).attr_string("activation", act.name);
+      if (!act.params.empty()) n.attr_floats("activation_params", act.params);
+      if (one_d) n.attr_ints("pads", {2, 2});
+      else n.attr_ints("pads", {1, 1, 1, 1});
+      OneNode ref = n;
+      std::vector<Datum> fast_out, ref_out;
+      const std::string what = cat("FusedConv ", act.name, one_d ? " 1-D" : " 2-D", " group ", group);
+      const std::string log = onednn_log([&] { fast_out = n.run(); });
+      ref_out = ref.options(reference_only()).run();
+      EXPECT_NE(log.find("attr-post-ops:eltwise"), std::string::npos) << what << ": the activation ran outside\n" << log;
+      ASSERT_EQ(fast_out.size(), 1u);
+      expect_close(fast_out[0], ref_out[0], what);
+    }
+}
+
 // Y = op(X, W) where W is an initializer and also a graph input (as in IR 3 models): the fast kernel packs W, and a
 // run that feeds another W must use the fed one.
 void expect_fed_initializer_used(const std::string& op, const Tensor& x, const Tensor& w, const Tensor& fed_w) {

@@ -14,6 +14,7 @@
 #include "kernels/dnnl_kit.hpp"
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
+#include "ops/nn/conv_epilogue.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -108,22 +109,37 @@ void add_alias(Registry& r, const char* op_type, const char* standard_op, int ve
 constexpr int kConvVersion = 22;
 
 // FusedConv's kernel: the Conv kernel, then the activation's kernel on its result.
+// The activation inside oneDNN's convolution where it has it (its post-ops); otherwise Conv's kernel, then the
+// activation's.
 class FusedConvKernel : public Kernel {
  public:
-  explicit FusedConvKernel(const KernelInit& init)
-      : conv_(kernel_as(init, standard("Conv", kConvVersion))), act_(init) {}
+  explicit FusedConvKernel(const KernelInit& init) : act_(init) {
+    if (auto e = init.reference_only ? std::nullopt : eltwise_of(act_)) {
+      kernels::Epilogue epilogue;
+      epilogue.eltwise = std::move(*e);
+      KernelInit inner = init;
+      inner.opset = kConvVersion;
+      fused_ = make_conv_with_epilogue(inner, std::move(epilogue));
+    }
+    // With the fused kernel, Conv's own is only the fallback: its reference (no second packed copy of W).
+    conv_ = fused_ ? reference_kernel_as(init, standard("Conv", kConvVersion), 3) : kernel_as(init, standard("Conv", kConvVersion));
+  }
 
-  bool keeps_copy_of_input(size_t i) const override { return conv_->keeps_copy_of_input(i); }
+  bool keeps_copy_of_input(size_t i) const override {
+    return fused_ ? fused_->keeps_copy_of_input(i) : conv_->keeps_copy_of_input(i);
+  }
 
   void run(KernelContext& ctx) override {
+    if (fused_ && fused_->run(ctx)) return;
     std::vector<Datum> conv_out = run_as(*conv_, ctx, kConvVersion, 1);
     if (conv_out.empty() || !conv_out[0].is_tensor()) ctx.error("the convolution gave no tensor");
     ctx.set_output(0, act_.run(conv_out[0]));
   }
 
  private:
-  std::unique_ptr<Kernel> conv_;
   ActivationStep act_;
+  std::unique_ptr<ConvWithEpilogue> fused_;
+  std::unique_ptr<Kernel> conv_;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "kernels/conv_transpose.hpp"
 #include "kernels/gemm.hpp"
 #include "ir/tensor_alloc.hpp"
+#include "ops/nn/conv_epilogue.hpp"
 #include "ops/nn/nn_kit.hpp"
 
 namespace onyx::ops {
@@ -391,7 +392,9 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
 // single row.
 class FastConv : public Kernel {
  public:
-  FastConv(ConvAttrs a, const Tensor& w, const Tensor* b, const KernelInit& init) : a_(std::move(a)), w_(w), b_(b) {
+  // `epilogue`: what follows the bias inside the kernel (FusedConv's activation); none for Conv.
+  FastConv(ConvAttrs a, const Tensor& w, const Tensor* b, const KernelInit& init, kernels::Epilogue epilogue = {})
+      : a_(std::move(a)), w_(w), b_(b), epilogue_(std::move(epilogue)) {
     if (b_) bias_.assign(b_->data<float>(), b_->data<float>() + b_->element_count());
     prepare(init);
   }
@@ -400,20 +403,26 @@ class FastConv : public Kernel {
   bool keeps_copy_of_input(size_t i) const override { return i == 1 && prepared_; }
 
   void run(KernelContext& ctx) override {
+    if (!run_fast(ctx)) conv_typed<float>(ctx, a_);  // validates and reports like the reference, or computes the odd case
+  }
+
+  // False (nothing set) where this run's inputs are not the case the fast path takes.
+  bool run_fast(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     const bool same_b = b ? (b_ && b->bytes().data() == b_->bytes().data()) : !b_;
     if (x.dtype() != DataType::Float || x.dims().size() != w_.dims().size() ||
         ctx.input(1).bytes().data() != w_.bytes().data() || !same_b || x.dims()[1] != a_.group * w_.dims()[1] ||
         x.dims()[0] == 0)
-      return conv_typed<float>(ctx, a_);  // validates and reports like the reference, or computes the odd case
+      return false;
     auto g = window(Dims(x.dims().begin() + 2, x.dims().end()));
-    if (!g) return conv_typed<float>(ctx, a_);
+    if (!g) return false;
     const kernels::PackedConv& conv = packed(*g);
     Dims ydims = {x.dims()[0], w_.dims()[0], g->out[0], g->out[1]};
     if (one_d()) ydims.erase(ydims.begin() + 2);
     ctx.set_output(0, allocate_for_overwrite(DataType::Float, ydims));
     conv.run_nchw(x.data<float>(), x.dims()[0], g->in[0], g->in[1], ctx.outputs()[0].tensor.mutable_data<float>());
+    return true;
   }
 
  private:
@@ -467,13 +476,14 @@ class FastConv : public Kernel {
     s.strides = {g.strides[0], g.strides[1]};
     s.dilations = {g.dilations[0], g.dilations[1]};
     s.pads = pads;
-    auto conv = std::make_unique<kernels::PackedConv>(w_.data<float>(), s, bias_);
+    auto conv = std::make_unique<kernels::PackedConv>(w_.data<float>(), s, bias_, epilogue_);
     return *convs_.emplace(pads, std::move(conv)).first->second;
   }
 
   ConvAttrs a_;
   const Tensor& w_;
   const Tensor* b_;
+  kernels::Epilogue epilogue_;
   std::vector<float> bias_;
   bool prepared_ = false;  // packed at creation for a static input shape
   std::mutex mutex_;
@@ -658,17 +668,24 @@ class FastConvTranspose : public Kernel {
   std::map<Dims, std::unique_ptr<kernels::PackedConvTranspose>> unpacked_;
 };
 
+// The fast Conv for this node (with `epilogue` inside), or null where it does not apply.
+std::unique_ptr<FastConv> fast_conv(const KernelInit& init, kernels::Epilogue epilogue) {
+  ConvAttrs a = read_conv_attrs(init.attrs, false);
+  const Tensor* w = init.input_value(1);
+  const bool has_b = init.node.inputs.size() > 2 && init.node.inputs[2];
+  const Tensor* b = has_b ? init.input_value(2) : nullptr;
+  const bool b_ok = !has_b || (b && b->dtype() == DataType::Float && w && b->dims() == Dims{w->dims()[0]});
+  if (!init.reference_only && w && w->dtype() == DataType::Float && (w->dims().size() == 4 || w->dims().size() == 3) && b_ok &&
+      w->element_count() > 0 && a.group > 0 && w->dims()[0] % a.group == 0)
+    return std::make_unique<FastConv>(a, *w, b, init, std::move(epilogue));
+  return nullptr;
+}
+
 template <bool kTranspose>
 std::unique_ptr<Kernel> conv_kernel(const KernelInit& init) {
   ConvAttrs a = read_conv_attrs(init.attrs, kTranspose);
   if constexpr (!kTranspose) {
-    const Tensor* w = init.input_value(1);
-    const bool has_b = init.node.inputs.size() > 2 && init.node.inputs[2];
-    const Tensor* b = has_b ? init.input_value(2) : nullptr;
-    const bool b_ok = !has_b || (b && b->dtype() == DataType::Float && w && b->dims() == Dims{w->dims()[0]});
-    if (!init.reference_only && w && w->dtype() == DataType::Float && (w->dims().size() == 4 || w->dims().size() == 3) && b_ok &&
-        w->element_count() > 0 && a.group > 0 && w->dims()[0] % a.group == 0)
-      return std::make_unique<FastConv>(a, *w, b, init);
+    if (auto k = fast_conv(init, {})) return k;
   } else {
     if (!init.reference_only) return std::make_unique<FastConvTranspose>(a, init);
   }
@@ -681,7 +698,22 @@ std::unique_ptr<Kernel> conv_kernel(const KernelInit& init) {
   });
 }
 
+class FastConvWithEpilogue : public ConvWithEpilogue {
+ public:
+  explicit FastConvWithEpilogue(std::unique_ptr<FastConv> conv) : conv_(std::move(conv)) {}
+  bool run(KernelContext& ctx) override { return conv_->run_fast(ctx); }
+  bool keeps_copy_of_input(size_t i) const override { return conv_->keeps_copy_of_input(i); }
+
+ private:
+  std::unique_ptr<FastConv> conv_;
+};
+
 }  // namespace
+
+std::unique_ptr<ConvWithEpilogue> make_conv_with_epilogue(const KernelInit& init, kernels::Epilogue epilogue) {
+  auto conv = fast_conv(init, std::move(epilogue));
+  return conv ? std::make_unique<FastConvWithEpilogue>(std::move(conv)) : nullptr;
+}
 
 void register_conv(Registry& r) {
   using D = DataType;
