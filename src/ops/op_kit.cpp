@@ -147,4 +147,13 @@ void add_versions(Registry& r, const std::string& domain, const std::string& op_
   for (int v : versions) r.add(OpDef{domain, op_type, v, types, infer, kernel});
 }
 
+double round_to(DataType p, double v) {
+  switch (p) {
+    case DataType::Float16: return half_to_float(float_to_half(static_cast<float>(v)));
+    case DataType::BFloat16: return bfloat16_to_float(float_to_bfloat16(static_cast<float>(v)));
+    case DataType::Float: return static_cast<float>(v);
+    default: return v;
+  }
+}
+
 }  // namespace onyx::ops

@@ -30,6 +30,9 @@ Dims broadcast_strides(const Dims& in, const Dims& out);
 std::vector<int64_t> read_ints(const Tensor& t);
 // Reads a numeric tensor as doubles (float16/bfloat16 included).
 std::vector<double> read_doubles(const Tensor& t);
+// v rounded to the precision of float type p (float16, bfloat16, float32); other types leave it as it is: the
+// quantization ops' arithmetic in the precision of their scales.
+double round_to(DataType p, double v);
 // Shape of a static tensor type as Dims, or nullopt when any dim is unknown.
 std::optional<Dims> static_dims(const Type& t);
 Shape shape_of(const Dims& d);

@@ -41,15 +41,6 @@ const std::vector<D> k8f = {D::Int8, D::UInt8, D::Float8E4M3FN, D::Float8E4M3FNU
 
 bool is_float8(D t) { return t == D::Float8E4M3FN || t == D::Float8E4M3FNUZ || t == D::Float8E5M2 || t == D::Float8E5M2FNUZ; }
 
-double round_to(D p, double v) {
-  switch (p) {
-    case D::Float16: return half_to_float(float_to_half(static_cast<float>(v)));
-    case D::BFloat16: return bfloat16_to_float(float_to_bfloat16(static_cast<float>(v)));
-    case D::Float: return static_cast<float>(v);
-    default: return v;
-  }
-}
-
 // a * b / c in precision p (each operation rounded to p).
 double multiplier(D p, double a, double b, double c) { return round_to(p, round_to(p, a * b) / c); }
 
@@ -235,12 +226,18 @@ std::vector<double> matmul_acc(const MatMulInputs& in, const MatMulShape& s) {
   return acc;
 }
 
-void run_matmul_integer(KernelContext& ctx) {
+// MatMulInteger's (and MatMulIntegerToFloat's) A, B and zero points, their types checked.
+MatMulInputs integer_matmul_inputs(KernelContext& ctx) {
   MatMulInputs in{&ctx.input(0), &ctx.input(1)};
   in.a_zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   in.b_zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   check_same_type(ctx, 0, 2, "A", "a_zero_point");
   check_same_type(ctx, 1, 3, "B", "b_zero_point");
+  return in;
+}
+
+void run_matmul_integer(KernelContext& ctx) {
+  const MatMulInputs in = integer_matmul_inputs(ctx);
   MatMulShape s = matmul_shape(in.a->dims(), in.b->dims());
   std::vector<double> acc = matmul_acc(in, s);
   Tensor& y = ctx.allocate_output(0, D::Int32, s.out);
@@ -337,11 +334,7 @@ FloatEpilogue float_epilogue(KernelContext& ctx, int64_t N, size_t out_rank) {
 }
 
 void run_matmul_integer_to_float(KernelContext& ctx) {
-  MatMulInputs in{&ctx.input(0), &ctx.input(1)};
-  in.a_zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  in.b_zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-  check_same_type(ctx, 0, 2, "A", "a_zero_point");
-  check_same_type(ctx, 1, 3, "B", "b_zero_point");
+  const MatMulInputs in = integer_matmul_inputs(ctx);
   MatMulShape s = matmul_shape(in.a->dims(), in.b->dims());
   const FloatEpilogue e = float_epilogue(ctx, s.N, s.out.size());
   std::vector<double> acc = matmul_acc(in, s);

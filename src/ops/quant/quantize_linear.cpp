@@ -236,15 +236,6 @@ void for_each_element(const Layout& L, int64_t n, F&& f) {
 
 // ---- arithmetic in a given precision ----
 
-double round_to(D p, double v) {
-  switch (p) {
-    case D::Float16: return half_to_float(float_to_half(static_cast<float>(v)));
-    case D::BFloat16: return bfloat16_to_float(float_to_bfloat16(static_cast<float>(v)));
-    case D::Float: return static_cast<float>(v);
-    default: return v;
-  }
-}
-
 double divide_in(D p, double x, double s) {
   if (p == D::Double) return x / s;
   // float/float16/bfloat16: the operands are exact in float, and float's quotient rounded again to the 16-bit
