@@ -12,7 +12,7 @@
 
 #include "base/error.hpp"
 #include "check/checker.hpp"
-#include "check/topological_order.hpp"
+#include "check/runtime_ops.hpp"
 #include "exec/memory_plan.hpp"
 #include "exec/threads.hpp"
 #include "format/mapped_file.hpp"
@@ -259,6 +259,8 @@ struct Session::Impl {
           compile_function_call(step, n, *fn);
         } else {
           const ops::OpDef* def = &ops::builtin_registry().resolve(n, step.opset);
+          if (!def->kernel)  // expanded at load everywhere but in model-local function bodies
+            fail(n.domain, ".", n.op_type, " runs only as the nodes it expands to, which a model-local function body does not get");
           step.def = def;
           // Subgraphs first: control-flow inference reads the bodies' inferred output types.
           for (const Attribute& a : n.attributes) {
@@ -514,7 +516,7 @@ void align_graph(Graph& g) {
 Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, bool initializers_may_be_fed = false) {
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
-  check::sort_nodes_topologically_with_warnings(doc, options.log_level);
+  check::accept_with_warnings(doc, options.log_level);
   check::check_model_or_throw(doc);
   impl->model = build_model(doc);
   opt::OptimizeOptions optimize_options{options.optimization_level};
@@ -535,6 +537,8 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
     for (Attribute& a : f.attribute_defaults)
       if (a.t) align_tensor(*a.t);
   }
+  // Ops that other ops define have no kernels of their own: expanded at every level.
+  opt::expand_ops(impl->model);
   if (options.optimization_level > 0) opt::optimize(impl->model, optimize_options);
   impl->label = doc.label;
   const Graph& g = *impl->model.graph;

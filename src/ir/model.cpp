@@ -5,7 +5,7 @@
 
 #include "base/error.hpp"
 #include "check/checker.hpp"
-#include "check/topological_order.hpp"
+#include "check/runtime_ops.hpp"
 #include "format/external_data.hpp"
 #include "format/onnx_proto.hpp"
 #include "format/tensor_data.hpp"
@@ -312,7 +312,7 @@ Model build_model(const pb::ModelDocument& doc) {
 
 Model load_model(const std::string& path) {
   pb::ModelDocument doc = pb::load_model_file(path);
-  check::sort_nodes_topologically_with_warnings(doc);
+  check::accept_with_warnings(doc);
   check::check_model_or_throw(doc);
   return build_model(doc);
 }

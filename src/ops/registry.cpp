@@ -118,6 +118,72 @@ void InferContext::forward_dim_values(size_t in, size_t out) {
 
 void InferContext::error(const std::string& what) const { fail(what); }
 
+// ---- ExpandContext ----
+
+bool ExpandContext::output_wanted(size_t i) const {
+  const Value* v = output(i);
+  return v && (v->is_graph_output || !v->consumers.empty());
+}
+
+Value* ExpandContext::int64s(const std::vector<int64_t>& values) {
+  Tensor t = Tensor::allocate(DataType::Int64, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), t.mutable_data<int64_t>());
+  return constant(std::move(t));
+}
+
+Value* ExpandContext::scalar(DataType dt, double v) {
+  Tensor t = Tensor::allocate(dt, {});
+  visit_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_arithmetic_v<T>) t.mutable_data<T>()[0] = static_cast<T>(v);
+    else if constexpr (is_small_float_v<T>) t.mutable_data<T>()[0] = T(static_cast<float>(v));
+    else fail("a constant of element type ", dt, " is not supported");
+  });
+  return constant(std::move(t));
+}
+
+void ExpandContext::error(const std::string& what) const { fail(what); }
+
+Attribute ExpandContext::attr_int(const std::string& name, int64_t v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttributeType::Int;
+  a.i = v;
+  return a;
+}
+
+Attribute ExpandContext::attr_float(const std::string& name, float v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttributeType::Float;
+  a.f = v;
+  return a;
+}
+
+Attribute ExpandContext::attr_ints(const std::string& name, std::vector<int64_t> v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttributeType::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+Attribute ExpandContext::attr_floats(const std::string& name, std::vector<float> v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttributeType::Floats;
+  a.floats = std::move(v);
+  return a;
+}
+
+Attribute ExpandContext::attr_string(const std::string& name, std::string v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttributeType::String;
+  a.s = std::move(v);
+  return a;
+}
+
 // ---- KernelContext ----
 
 KernelContext::KernelContext(const Node& node, int64_t opset, std::vector<const Datum*> inputs, size_t num_outputs,
@@ -187,7 +253,8 @@ void KernelContext::error(const std::string& what) const { fail(what); }
 // ---- Registry ----
 
 void Registry::add(OpDef def) {
-  if (!def.infer || !def.kernel) fail("op ", def.op_type, "(", def.since_version, ") registered without inference or kernel");
+  if (!def.infer || (!def.kernel && !def.expand))
+    fail("op ", def.op_type, "(", def.since_version, ") registered without inference, or without kernel or expansion");
   auto spec = spec::since_versions(def.domain, def.op_type);
   if (spec::is_known_domain(def.domain) && std::find(spec.begin(), spec.end(), def.since_version) == spec.end())
     fail("op ", def.domain.empty() ? "" : def.domain + ".", def.op_type, "(", def.since_version,

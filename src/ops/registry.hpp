@@ -153,8 +153,66 @@ struct KernelInit {
   const Tensor* input_value(size_t i) const { return i < input_values.size() ? input_values[i] : nullptr; }
 };
 
+// Ops defined by other ops: ONNX Runtime's contrib ops (domain com.microsoft), which real models carry, are
+// written here as the standard and ai.onyx nodes that compute them (as ONNX defines some ops by a function body
+// built from the node). Before inference and optimization a session replaces each such node by what its `expand`
+// emits, so the op runs on those nodes' kernels and gets their fusions. src/opt/op_expansion.cpp implements this
+// interface over the graph being edited.
+class ExpandContext {
+ public:
+  ExpandContext(const Node& n, int64_t node_opset) : node(n), opset(node_opset), attrs(n) {}
+  virtual ~ExpandContext() = default;
+  const Node& node;
+  int64_t opset;  // the model's opset of the node's domain
+  AttributeView attrs;
+
+  // The model's opset of ai.onnx: emitted standard ops bind at it, so an expansion picks forms valid there.
+  virtual int64_t onnx_opset() const = 0;
+  size_t num_inputs() const { return node.inputs.size(); }
+  bool has_input(size_t i) const { return i < node.inputs.size() && node.inputs[i]; }
+  Value* input(size_t i) const { return has_input(i) ? node.inputs[i] : nullptr; }
+  // What is known of input i before inference: element type (Undefined when unknown), rank (-1), constant value.
+  virtual DataType input_dtype(size_t i) const = 0;
+  virtual int64_t input_rank(size_t i) const = 0;
+  virtual const Tensor* input_value(size_t i) const = 0;
+  size_t num_outputs() const { return node.outputs.size(); }
+  // Whether output i exists and something reads it (a node, or the graph's outputs).
+  bool output_wanted(size_t i) const;
+  // Output i of the node, to pass as an output of an emitted node (null when omitted).
+  Value* output(size_t i) const { return i < node.outputs.size() ? node.outputs[i] : nullptr; }
+
+  // Emits a node computing `inputs` (null: an omitted optional input) into `outputs`: the node's own outputs
+  // (from output()) or null for new values. Returns the outputs, new ones created.
+  virtual std::vector<Value*> emit(const std::string& op_type, const std::string& domain, std::vector<Value*> inputs,
+                                   std::vector<Value*> outputs, std::vector<Attribute> attributes = {}) = 0;
+  // Emits a one-output node; `out` is one of the node's outputs or null for a new value.
+  Value* emit1(const std::string& op_type, std::vector<Value*> inputs, std::vector<Attribute> attributes = {},
+               Value* out = nullptr, const std::string& domain = "") {
+    return emit(op_type, domain, std::move(inputs), {out}, std::move(attributes))[0];
+  }
+  // A new constant value (an initializer).
+  virtual Value* constant(Tensor t) = 0;
+  Value* int64s(const std::vector<int64_t>& values);  // 1-D int64
+  Value* scalar(DataType dt, double v);               // rank-0 tensor of a float or integer type
+  [[noreturn]] void error(const std::string& what) const;
+
+  // The attributes of an emitted node (Attribute is move-only, so a braced list, which copies, does not compile).
+  template <class... A>
+  static std::vector<Attribute> attributes(A... a) {
+    std::vector<Attribute> v;
+    (v.push_back(std::move(a)), ...);
+    return v;
+  }
+  static Attribute attr_int(const std::string& name, int64_t v);
+  static Attribute attr_float(const std::string& name, float v);
+  static Attribute attr_ints(const std::string& name, std::vector<int64_t> v);
+  static Attribute attr_string(const std::string& name, std::string v);
+  static Attribute attr_floats(const std::string& name, std::vector<float> v);
+};
+
 using InferFn = std::function<void(InferContext&)>;
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelInit&)>;
+using ExpandFn = std::function<void(ExpandContext&)>;
 
 // Element types allowed for a group of inputs/outputs (one ONNX type constraint, e.g. "T" for inputs 0 and 1).
 struct TypeConstraint {
@@ -168,7 +226,10 @@ struct OpDef {
   int since_version = 1;
   std::vector<TypeConstraint> types;  // checked at session creation when input types are known, and at run time
   InferFn infer;
-  KernelFactory kernel;
+  KernelFactory kernel;  // null for ops that only expand
+  // Set for ops defined by other ops (see ExpandContext): the node is replaced at load, before `infer` would
+  // matter to a kernel; `infer` still gives types to the graph analysis that runs before the replacement.
+  ExpandFn expand = nullptr;
 };
 
 class Registry {

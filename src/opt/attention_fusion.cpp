@@ -159,7 +159,6 @@ bool fuse_one(PassContext& ctx, Node& sm) {
   if (mask) inputs.push_back(mask);
   Node& att = ctx.replace_node(*mm2, "Attention", standard ? "" : kOnyxDomain, inputs, {y}, name);
   att.attributes.push_back(make_attr_float("scale", static_cast<float>(scale)));
-  if (!standard) import_onyx_domain(ctx);
   return true;
 }
 

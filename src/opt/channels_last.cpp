@@ -323,8 +323,7 @@ bool to_channels_last(PassContext& ctx) {
     }
     for (auto [n, op] : todo) convert(ctx, *n, op);
     if (!todo.empty()) {
-      import_onyx_domain(ctx);
-      changed = true;
+          changed = true;
     }
   }
   if (changed) return true;  // the next round sinks, with an analysis of the new nodes

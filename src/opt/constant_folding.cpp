@@ -43,7 +43,7 @@ bool fold_constants(PassContext& ctx) {
     if (!ctx.alive(n) || !deterministic(*n)) continue;
     const Analysis& a = ctx.analysis();
     const ops::OpDef* def = a.def(n);
-    if (!def) continue;
+    if (!def || !def->kernel) continue;
     bool inputs_constant = true;
     for (const Value* v : n->inputs)
       if (v && (!v->initializer || v->is_graph_input)) inputs_constant = false;

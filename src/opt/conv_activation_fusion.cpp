@@ -80,7 +80,6 @@ bool fuse_one(PassContext& ctx, Node& act) {
   Node& fused = ctx.insert_node(*conv, "FusedConv", kOnyxDomain, inputs, {y}, name);
   fused.attributes = std::move(attrs);
   ctx.remove_node(*conv);
-  import_onyx_domain(ctx);
   return true;
 }
 

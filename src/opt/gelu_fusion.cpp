@@ -138,7 +138,6 @@ bool fuse_one(PassContext& ctx, Node& core) {
     if (n != last) ctx.remove_node(*n);
   Node& gelu = ctx.replace_node(*last, "Gelu", standard ? "" : kOnyxDomain, {x}, {y}, name);
   if (!erf) gelu.attributes.push_back(make_attr_string("approximate", "tanh"));
-  if (!standard) import_onyx_domain(ctx);
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include "ir/scalar.hpp"
 #include "ir/spec_table.hpp"
 #include "ir/tensor_alloc.hpp"
+#include "ops/fused/fused.hpp"
 #include "ops/nn/float_store.hpp"
 #include "ops/op_kit.hpp"
 #include "ops/registry.hpp"
@@ -189,6 +190,7 @@ void Analysis::fold_small(const Node& n, const ops::OpDef& def, int64_t opset) {
     for (int64_t x : *d) count *= static_cast<uint64_t>(std::max<int64_t>(x, 0));
     if (count > kSmallConstant) return;
   }
+  if (!def.kernel) return;  // an op that only expands
   std::vector<const Datum*> ptrs;
   for (const Datum& d : holders) ptrs.push_back(d.kind == Datum::Kind::Empty ? nullptr : &d);
   try {
@@ -295,6 +297,8 @@ Node& PassContext::insert_at(size_t at, const std::string& op_type, const std::s
   n.graph = &graph;
   n.op_type = op_type;
   n.domain = domain;
+  // A node of onyx's own domain needs the domain imported; every pass's new nodes come through here.
+  if (domain == ops::kFusedDomain && !model.opset(domain)) model.opset_imports[domain] = 1;
   n.name = name;
   for (Value* v : inputs) {
     n.inputs.push_back(v);

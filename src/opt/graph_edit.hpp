@@ -84,7 +84,8 @@ class PassContext {
   // Turns `v` (a node output) into an initializer holding `t`; its producer no longer produces it.
   void make_initializer(Value& v, Tensor t);
 
-  // A new node placed just before `before` in the graph's order; outputs must be values produced by nothing.
+  // A new node placed just before `before` in the graph's order; outputs must be values produced by nothing. A node
+  // of onyx's domain (ai.onyx) imports it into the model.
   Node& insert_node(const Node& before, const std::string& op_type, const std::string& domain,
                     const std::vector<Value*>& inputs, const std::vector<Value*>& outputs, const std::string& name);
   // Removes `old` and puts a new node in its place in the order (outputs may be those `old` produced).

@@ -68,7 +68,6 @@ bool fuse_one(PassContext& ctx, Node& clip) {
   for (Node* n : taken)
     if (n != last) ctx.remove_node(*n);
   ctx.replace_node(*last, "HardSwish", standard ? "" : kOnyxDomain, {x}, {y}, name);
-  if (!standard) import_onyx_domain(ctx);
   return true;
 }
 

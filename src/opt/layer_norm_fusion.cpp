@@ -118,7 +118,6 @@ bool fuse_one(PassContext& ctx, Node& mean_node) {
   Node& ln = ctx.replace_node(*last, "LayerNormalization", standard ? "" : kOnyxDomain, inputs, {y}, name);
   ln.attributes.push_back(make_attr_int("axis", rank - static_cast<int64_t>(k)));
   ln.attributes.push_back(make_attr_float("epsilon", static_cast<float>(*eps)));
-  if (!standard) import_onyx_domain(ctx);
   return true;
 }
 

@@ -68,7 +68,6 @@ bool fuse_at(PassContext& ctx, Node& mm) {
   for (Node* n : gone) ctx.remove_node(*n);
   Node& fused = ctx.replace_node(*last, "FusedMatMul", kOnyxDomain, inputs, {out}, name);
   if (act) fused.attributes = std::move(*act);
-  import_onyx_domain(ctx);
   return true;
 }
 

@@ -56,7 +56,6 @@ bool fuse_at(PassContext& ctx, Node& mm) {
   if (last != mul) gone.push_back(mul);
   for (Node* n : gone) ctx.remove_node(*n);
   ctx.replace_node(*last, "MatMulIntegerToFloat", kOnyxDomain, inputs, {out}, name);
-  import_onyx_domain(ctx);
   return true;
 }
 

@@ -1,6 +1,6 @@
 #include "base/error.hpp"
 #include "check/checker.hpp"
-#include "check/topological_order.hpp"
+#include "check/runtime_ops.hpp"
 #include "ir/model_write.hpp"
 #include "onyx/optimize.hpp"
 
@@ -17,7 +17,7 @@ OptimizeReport optimize_file(const std::filesystem::path& in, const std::filesys
                              const OptimizeOptions& options, const SaveOptions& save) {
   if (options.level < 0 || options.level > 3) fail("optimization level ", options.level, " is not 0, 1, 2 or 3");
   pb::ModelDocument src = pb::load_model_file(in);
-  check::sort_nodes_topologically_with_warnings(src);
+  check::accept_with_warnings(src);
   check::check_model_or_throw(src);
   Model model = build_model(src);
   OptimizeReport report = optimize(model, options);

@@ -108,15 +108,12 @@ void optimize_subgraphs(Model& model, Graph& g, const OptimizeOptions& options, 
 
 }  // namespace
 
-void import_onyx_domain(PassContext& ctx) {
-  if (!ctx.model.opset(kOnyxDomain)) ctx.model.opset_imports[kOnyxDomain] = 1;
-}
-
 OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   OptimizeReport report;
   if (!model.graph) return report;
   Graph& g = *model.graph;
   report.nodes_before = g.nodes.size();
+  expand_ops(model);
   if (options.constant_initializer_inputs) {
     std::vector<Value*> kept;
     for (Value* v : g.inputs) {

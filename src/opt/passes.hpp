@@ -50,7 +50,5 @@ bool plain_inference_bn(const Analysis& a, const Node& bn);
 
 // The internal domain of onyx's fused ops that ONNX lacks at the model's opset.
 inline constexpr const char* kOnyxDomain = ops::kFusedDomain;
-// Imports kOnyxDomain (version 1) into the model if it is not yet.
-void import_onyx_domain(PassContext& ctx);
 
 }  // namespace onyx::opt

@@ -246,7 +246,6 @@ bool fuse_add_at(PassContext& ctx, Node& add) {
   ctx.remove_node(add);
   Node& fused = ctx.replace_node(q, "QLinearAdd", kOnyxDomain, inputs, {out}, name);
   fused.attributes.push_back(make_attr_int("relu", relu ? 1 : 0));
-  import_onyx_domain(ctx);
   return true;
 }
 

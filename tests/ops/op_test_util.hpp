@@ -83,13 +83,18 @@ class OneNode {
     num_outputs_ = n;
     return *this;
   }
+  // The ai.onnx opset imported beside the node's own domain (when that is not ai.onnx).
+  OneNode& onnx_opset(int64_t v) {
+    onnx_opset_ = v;
+    return *this;
+  }
 
   // Runs the node; returns its outputs in order.
   std::vector<Datum> run() {
     pb::Model m;
     m.ir_version = 10;
     m.opset_import.push_back({arena_->save(domain_), opset_, {}});
-    if (!domain_.empty()) m.opset_import.push_back({"", 21, {}});
+    if (!domain_.empty()) m.opset_import.push_back({"", onnx_opset_, {}});
     pb::Graph& g = m.graph.emplace();
     g.name = "one_node";
     pb::Node n;
@@ -143,6 +148,7 @@ class OneNode {
   std::set<std::string> constants_;
   SessionOptions options_;
   int num_outputs_ = 1;
+  int64_t onnx_opset_ = 21;
 };
 
 // Helpers shared by the op tests.

@@ -154,6 +154,9 @@ void register_fused(Registry& r) {
   add_alias(r, "HardSwish", "HardSwish", 22);
   add_alias(r, "LayerNormalization", "LayerNormalization", 17);
   add_alias(r, "Attention", "Attention", 23);
+  add_alias(r, "RMSNormalization", "RMSNormalization", 23);
+  add_alias(r, "RotaryEmbedding", "RotaryEmbedding", 23);
+  add_alias(r, "GridSample", "GridSample", 16);
 }
 
 }  // namespace onyx::ops
