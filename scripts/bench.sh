@@ -7,7 +7,8 @@
 #   --models LIST    comma-separated model names or groups (default: light,generated,corpus):
 #                    light: light_bvlc_alexnet, light_densenet121, light_inception_v1, light_inception_v2,
 #                      light_resnet50, light_shufflenet, light_squeezenet, light_vgg19, light_zfnet512
-#                    generated: bert_base, mobilenet_v2, gpt2_stack, lstm, mobilenet_v2_qdq
+#                    generated: bert_base, mobilenet_v2, gpt2_stack, lstm, mobilenet_v2_qdq, mobilenet_v2_qop,
+#                    bert_base_ort
 #                    corpus: every row of scripts/models.tsv (its first column names them, e.g. silero_vad_v5,
 #                      oww_timer, ppocr_v4_det, isnet_bg_quint8; the isnet_* models take seconds per run)
 #   --threads LIST   intra-op thread counts (default 1,2)
@@ -37,7 +38,7 @@ PY=/usr/bin/python3  # Debian's python3 with python3-onnx and numpy (the pyenv p
 ORT_VERSION=${ORT_VERSION:-1.30.0}
 LIGHT=(light_bvlc_alexnet light_densenet121 light_inception_v1 light_inception_v2 light_resnet50 light_shufflenet
        light_squeezenet light_vgg19 light_zfnet512)
-GENERATED=(bert_base mobilenet_v2 gpt2_stack lstm mobilenet_v2_qdq)
+GENERATED=(bert_base mobilenet_v2 gpt2_stack lstm mobilenet_v2_qdq mobilenet_v2_qop bert_base_ort)
 MANIFEST=${MODELS_MANIFEST:-$ROOT/scripts/models.tsv}
 CORPUS_DIR=${ONYX_MODELS_DIR:-$HOME/.cache/onyx-models}
 

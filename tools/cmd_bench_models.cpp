@@ -1,5 +1,5 @@
 // onyx bench-models DIR: writes the benchmark models with onyx's own writer: a BERT-base encoder, MobileNetV2
-// (float, and statically quantized in QDQ form), a stack of GPT-2 decoder blocks and a two-layer LSTM, in the shapes and op patterns PyTorch's exporter emits
+// (float, and statically quantized in the QDQ and QOperator forms), a stack of GPT-2 decoder blocks and a two-layer LSTM, in the shapes and op patterns PyTorch's exporter emits
 // (opset 17), with deterministic weights scaled so that activations stay of order 1.
 #include <algorithm>
 #include <cmath>
@@ -49,7 +49,14 @@ const char* const kBenchModelsUsage =
     "                     QuantizeLinear/DequantizeLinear (uint8, per tensor) around every activation, int8 weights\n"
     "                     per output channel, int32 biases, BatchNormalization and Clip folded; residual Adds and\n"
     "                     the pool between Q/DQ, the classifier in float; input and output as mobilenet_v2's\n"
-    "  --models LIST      comma-separated subset of bert_base,mobilenet_v2,gpt2_stack,lstm,mobilenet_v2_qdq\n"
+    "  mobilenet_v2_qop.onnx  the same quantized MobileNetV2 in the QOperator form quantize_static also writes:\n"
+    "                     QuantizeLinear of the input, QLinearConv, com.microsoft QLinearAdd for the residual sums\n"
+    "                     and QLinearGlobalAveragePool, DequantizeLinear before the float classifier\n"
+    "  bert_base_ort.onnx the BERT encoder as ONNX Runtime's transformer optimizer saves it: com.microsoft\n"
+    "                     Attention (merged Q/K/V weight, mask_index of key lengths), SkipLayerNormalization taking\n"
+    "                     the projections' biases and the residuals, BiasGelu; input and output as bert_base's\n"
+    "  --models LIST      comma-separated subset of bert_base,mobilenet_v2,gpt2_stack,lstm,mobilenet_v2_qdq,\n"
+    "                     mobilenet_v2_qop,bert_base_ort\n"
     "                     (default: all)\n"
     "  --ffn N            feed-forward size of both transformers (default 4 * hidden)\n"
     "  --seq N            sequence length of the transformers and the LSTM\n"
@@ -187,9 +194,10 @@ class Builder {
 
   // Adds a node and returns its outputs; `scope` prefixes node and value names the way the exporter does.
   std::vector<std::string> node(const char* op, const std::vector<std::string>& inputs, size_t n_outputs,
-                                std::vector<pb::Attribute> attrs = {}) {
+                                std::vector<pb::Attribute> attrs = {}, const char* domain = nullptr) {
     pb::Node& n = graph_->node.emplace_back();
     n.op_type = op;
+    if (domain) n.domain = domain;
     std::string name = cat(scope, "/", op, "_", graph_->node.size());
     n.name = str(name);
     for (const auto& in : inputs) n.input.push_back(str(in));
@@ -201,8 +209,9 @@ class Builder {
     n.attribute = std::move(attrs);
     return outs;
   }
-  std::string op(const char* op, const std::vector<std::string>& inputs, std::vector<pb::Attribute> attrs = {}) {
-    return node(op, inputs, 1, std::move(attrs))[0];
+  std::string op(const char* op, const std::vector<std::string>& inputs, std::vector<pb::Attribute> attrs = {},
+                 const char* domain = nullptr) {
+    return node(op, inputs, 1, std::move(attrs), domain)[0];
   }
   // Renames the first output of the last node (the model's output gets a plain name).
   std::string name_last_output(const std::string& name) {
@@ -345,6 +354,54 @@ pb::ModelDocument make_bert(const TransformerConfig& c, uint64_t seed) {
   return doc;
 }
 
+// BERT as ONNX Runtime's transformer optimizer saves it (com.microsoft ops): per layer one Attention with the
+// merged Q/K/V weight and a mask_index of key lengths, the output projection's MatMul feeding a
+// SkipLayerNormalization that adds its bias and the residual, the feed-forward's MatMul, BiasGelu, MatMul and a
+// second SkipLayerNormalization. Same sizes and mask as bert_base (its own weights).
+pb::ModelDocument make_bert_ort(const TransformerConfig& c, uint64_t seed) {
+  pb::ModelDocument doc;
+  Builder b(doc, "bert_base_ort",
+            cat("BERT encoder in ONNX Runtime's fused form (com.microsoft Attention, SkipLayerNormalization, "
+                "BiasGelu) written by onyx bench-models: ", c.layers, " layers, hidden ", c.hidden, ", ", c.heads,
+                " heads, ffn ", c.ffn, ", seq ", c.seq, ", batch 1; input: summed embeddings"),
+            seed + 5);
+  doc.model.opset_import.push_back({"com.microsoft", 1, {}});
+  const int64_t S = c.seq, H = c.hidden;
+  b.input("embeddings", {1, S, H});
+  // The last seq/8 positions are padding: keys from there on are masked (mask_index as key lengths).
+  const int32_t length = static_cast<int32_t>(S - S / 8);
+  std::string lengths(4, '\0');
+  std::memcpy(lengths.data(), &length, 4);
+  const std::string mask_index = b.raw("mask_index", {1}, DataType::Int32, lengths);
+  auto weight = [&](const std::string& name, int64_t in, int64_t out) {
+    return b.normal(name, {in, out}, 0.0, 1.0 / std::sqrt(static_cast<double>(in)));
+  };
+  auto skip_norm = [&](const std::string& x, const std::string& skip, const std::string& prefix, const std::string& bias) {
+    const std::string gamma = b.normal(prefix + ".weight", {H}, 1.0, 0.05);
+    const std::string beta = b.normal(prefix + ".bias", {H}, 0.0, 0.05);
+    return b.op("SkipLayerNormalization", {x, skip, gamma, beta, bias}, {attr_float("epsilon", 1e-12f)}, "com.microsoft");
+  };
+  b.scope = "/embeddings";
+  std::string x = layer_norm(b, "embeddings", "embeddings.LayerNorm", H, 1e-12f, false);
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string p = cat("encoder.layer.", l);
+    b.scope = cat("/encoder/layer.", l, "/attention");
+    const std::string qkv_w = weight(p + ".attention.qkv.weight", H, 3 * H);
+    const std::string qkv_b = b.normal(p + ".attention.qkv.bias", {3 * H}, 0.0, 0.02);
+    const std::string context = b.op("Attention", {x, qkv_w, qkv_b, mask_index}, {attr_int("num_heads", c.heads)},
+                                     "com.microsoft");
+    const std::string attn = b.op("MatMul", {context, weight(p + ".attention.output.dense.weight", H, H)});
+    x = skip_norm(attn, x, p + ".attention.output.LayerNorm", b.normal(p + ".attention.output.dense.bias", {H}, 0.0, 0.02));
+    b.scope = cat("/encoder/layer.", l, "/ffn");
+    std::string h = b.op("MatMul", {x, weight(p + ".intermediate.dense.weight", H, c.ffn)});
+    h = b.op("BiasGelu", {h, b.normal(p + ".intermediate.dense.bias", {c.ffn}, 0.0, 0.02)}, {}, "com.microsoft");
+    const std::string out = b.op("MatMul", {h, weight(p + ".output.dense.weight", c.ffn, H)});
+    x = skip_norm(out, x, p + ".output.LayerNorm", b.normal(p + ".output.dense.bias", {H}, 0.0, 0.02));
+  }
+  b.output(b.name_last_output("last_hidden_state"), {1, S, H});
+  return doc;
+}
+
 pb::ModelDocument make_gpt2(const TransformerConfig& c, uint64_t seed) {
   pb::ModelDocument doc;
   Builder b(doc, "gpt2_stack",
@@ -418,22 +475,27 @@ std::string conv_bn(Builder& b, const std::string& x, const std::string& prefix,
   return y;
 }
 
-// Static quantization in the QDQ form ONNX Runtime's quantize_static writes: each activation through
-// QuantizeLinear -> DequantizeLinear (uint8, per tensor), weights int8 symmetric per output channel (zero points
-// 0), biases int32 at scale x_scale * w_scale, BatchNormalization folded into the convolution, Clip(0, 6) folded
-// into the quantization range of the convolution's output ([0, 6] at scale 6/255).
+// Static quantization as ONNX Runtime's quantize_static writes it. Weights int8 symmetric per output channel (zero
+// points 0), biases int32 at scale x_scale * w_scale, BatchNormalization folded into the convolution, Clip(0, 6)
+// folded into the quantization range of the convolution's output ([0, 6] at scale 6/255); activations uint8 per
+// tensor. In the QDQ form each activation goes through QuantizeLinear -> DequantizeLinear and the ops stay float;
+// in the QOperator form the ops are QLinearConv and ONNX Runtime's com.microsoft QLinearAdd and
+// QLinearGlobalAveragePool on the 8-bit tensors.
+enum class MobileNetForm { Float, Qdq, QOperator };
+
 struct QTensor {
-  std::string dq;  // the float tensor the next op reads
+  std::string dq;  // QDQ form: the float tensor the next op reads; QOperator form: the uint8 tensor
   float scale;
+  uint8_t zero = 0;
 };
 
 QTensor qdq(Builder& b, const std::string& x, float scale, uint8_t zero) {
   const std::string q = b.op("QuantizeLinear", {x, b.scalar(scale), b.uint8_scalar(zero)});
-  return {b.op("DequantizeLinear", {q, b.scalar(scale), b.uint8_scalar(zero)}), scale};
+  return {b.op("DequantizeLinear", {q, b.scalar(scale), b.uint8_scalar(zero)}), scale, zero};
 }
 
 QTensor qconv(Builder& b, const QTensor& x, const std::string& prefix, int64_t cin, int64_t cout, int64_t kernel,
-              int64_t stride, int64_t group, bool relu6) {
+              int64_t stride, int64_t group, bool relu6, MobileNetForm form) {
   const int64_t fan_in = cin / group * kernel * kernel, per = fan_in;
   const std::vector<float> w = b.draw_normal(static_cast<size_t>(cout * per), 0.0, 1.0 / std::sqrt(static_cast<double>(fan_in)));
   const std::vector<float> bias = b.draw_normal(static_cast<size_t>(cout), 0.0, 0.1);
@@ -450,39 +512,57 @@ QTensor qconv(Builder& b, const QTensor& x, const std::string& prefix, int64_t c
     const int32_t v = static_cast<int32_t>(std::lround(bias[static_cast<size_t>(o)] / bs[static_cast<size_t>(o)]));
     std::memcpy(bq.data() + o * 4, &v, 4);
   }
-  const std::vector<pb::Attribute> axis0{attr_int("axis", 0)};
-  const std::string wd = b.op("DequantizeLinear", {b.raw(prefix + ".weight_quantized", {cout, cin / group, kernel, kernel}, DataType::Int8, wq),
-                                                   b.values(prefix + ".weight_scale", {cout}, ws),
-                                                   b.raw(prefix + ".weight_zero_point", {cout}, DataType::Int8, std::string(static_cast<size_t>(cout), '\0'))},
-                              axis0);
-  const std::string bd = b.op("DequantizeLinear", {b.raw(prefix + ".bias_quantized", {cout}, DataType::Int32, bq),
-                                                   b.values(prefix + ".bias_scale", {cout}, bs)},
-                              axis0);
+  const std::string weight = b.raw(prefix + ".weight_quantized", {cout, cin / group, kernel, kernel}, DataType::Int8, wq);
+  const std::string weight_scale = b.values(prefix + ".weight_scale", {cout}, ws);
+  const std::string weight_zero = b.raw(prefix + ".weight_zero_point", {cout}, DataType::Int8, std::string(static_cast<size_t>(cout), '\0'));
+  const std::string bias_q = b.raw(prefix + ".bias_quantized", {cout}, DataType::Int32, bq);
   const int64_t pad = kernel / 2;
-  const std::string y = b.op("Conv", {x.dq, wd, bd},
-                             {attr_ints("dilations", {1, 1}), attr_int("group", group), attr_ints("kernel_shape", {kernel, kernel}),
-                              attr_ints("pads", {pad, pad, pad, pad}), attr_ints("strides", {stride, stride})});
-  return relu6 ? qdq(b, y, 6.f / 255.f, 0) : qdq(b, y, 0.05f, 128);
+  std::vector<pb::Attribute> conv_attrs = {attr_ints("dilations", {1, 1}), attr_int("group", group),
+                                           attr_ints("kernel_shape", {kernel, kernel}), attr_ints("pads", {pad, pad, pad, pad}),
+                                           attr_ints("strides", {stride, stride})};
+  const QTensor out = relu6 ? QTensor{"", 6.f / 255.f, 0} : QTensor{"", 0.05f, 128};
+  if (form == MobileNetForm::QOperator) {
+    const std::string y = b.op("QLinearConv", {x.dq, b.scalar(x.scale), b.uint8_scalar(x.zero), weight, weight_scale,
+                                               weight_zero, b.scalar(out.scale), b.uint8_scalar(out.zero), bias_q},
+                               std::move(conv_attrs));
+    return {y, out.scale, out.zero};
+  }
+  const std::vector<pb::Attribute> axis0{attr_int("axis", 0)};
+  const std::string wd = b.op("DequantizeLinear", {weight, weight_scale, weight_zero}, axis0);
+  const std::string bd = b.op("DequantizeLinear", {bias_q, b.values(prefix + ".bias_scale", {cout}, bs)}, axis0);
+  const std::string y = b.op("Conv", {x.dq, wd, bd}, std::move(conv_attrs));
+  return qdq(b, y, out.scale, out.zero);
 }
 
 // MobileNetV2 in float (Conv, BatchNormalization and Clip unfused, as PyTorch exports it) or statically quantized
-// (QDQ, as above).
-pb::ModelDocument make_mobilenet(const MobileNetConfig& c, uint64_t seed, bool quantized) {
+// (QDQ or QOperator, as above).
+pb::ModelDocument make_mobilenet(const MobileNetConfig& c, uint64_t seed, MobileNetForm form) {
   pb::ModelDocument doc;
-  Builder b(doc, quantized ? "mobilenet_v2_qdq" : "mobilenet_v2",
-            cat(quantized ? "MobileNetV2 statically quantized (QDQ, uint8 activations, int8 per-channel weights)"
-                          : "MobileNetV2",
+  const bool quantized = form != MobileNetForm::Float, qop = form == MobileNetForm::QOperator;
+  const char* name = form == MobileNetForm::Float ? "mobilenet_v2" : qop ? "mobilenet_v2_qop" : "mobilenet_v2_qdq";
+  Builder b(doc, name,
+            cat(form == MobileNetForm::Float ? "MobileNetV2"
+                : qop ? "MobileNetV2 statically quantized (QOperator: QLinearConv, com.microsoft QLinearAdd and "
+                        "QLinearGlobalAveragePool; uint8 activations, int8 per-channel weights)"
+                      : "MobileNetV2 statically quantized (QDQ, uint8 activations, int8 per-channel weights)",
                 " written by onyx bench-models: width ", c.width, ", image ", c.image, "x", c.image, ", ", c.classes,
                 " classes, batch 1", quantized ? "" : "; Conv, BatchNormalization and Clip unfused"),
+            // The QOperator form draws the QDQ form's weights: the two models compute the same.
             seed + (quantized ? 4 : 1));
+  if (qop) doc.model.opset_import.push_back({"com.microsoft", 1, {}});
   b.input("input", {1, 3, c.image, c.image});
   // Each layer's output: the float tensor the next layer reads (with its quantization scale when quantized).
   auto conv = [&](const QTensor& x, const std::string& prefix, int64_t cin, int64_t cout, int64_t kernel,
                   int64_t stride, int64_t group, bool relu6) {
-    return quantized ? qconv(b, x, prefix, cin, cout, kernel, stride, group, relu6)
+    return quantized ? qconv(b, x, prefix, cin, cout, kernel, stride, group, relu6, form)
                      : QTensor{conv_bn(b, x.dq, prefix, cin, cout, kernel, stride, group, relu6), 0.f};
   };
   auto add = [&](const QTensor& x, const QTensor& y) {
+    if (qop)
+      return QTensor{b.op("QLinearAdd", {x.dq, b.scalar(x.scale), b.uint8_scalar(x.zero), y.dq, b.scalar(y.scale),
+                                         b.uint8_scalar(y.zero), b.scalar(0.05f), b.uint8_scalar(128)},
+                          {}, "com.microsoft"),
+                     0.05f, 128};
     const std::string sum = b.op("Add", {x.dq, y.dq});
     return quantized ? qdq(b, sum, 0.05f, 128) : QTensor{sum, 0.f};
   };
@@ -491,7 +571,9 @@ pb::ModelDocument make_mobilenet(const MobileNetConfig& c, uint64_t seed, bool q
                                 {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   int64_t channels = divisible_by_8(32 * c.width);
   b.scope = "/features.0";
-  const QTensor input = quantized ? qdq(b, "input", 1.f / 255.f, 0) : QTensor{"input", 0.f};
+  QTensor input{"input", 0.f};
+  if (qop) input = QTensor{b.op("QuantizeLinear", {"input", b.scalar(1.f / 255.f), b.uint8_scalar(0)}), 1.f / 255.f, 0};
+  else if (quantized) input = qdq(b, "input", 1.f / 255.f, 0);
   QTensor x = conv(input, "features.0", 3, channels, 3, 2, 1, true);
   int feature = 1;
   for (const auto& [t, ch, n, s] : blocks) {
@@ -512,8 +594,16 @@ pb::ModelDocument make_mobilenet(const MobileNetConfig& c, uint64_t seed, bool q
   b.scope = cat("/features.", feature);
   x = conv(x, cat("features.", feature), channels, last, 1, 1, 1, true);
   b.scope = "/classifier";
-  std::string pooled = b.op("GlobalAveragePool", {x.dq});
-  if (quantized) pooled = qdq(b, pooled, 6.f / 255.f, 0).dq;
+  std::string pooled;
+  if (qop) {
+    const std::string q = b.op("QLinearGlobalAveragePool", {x.dq, b.scalar(x.scale), b.uint8_scalar(x.zero),
+                                                            b.scalar(6.f / 255.f), b.uint8_scalar(0)},
+                               {attr_int("channels_last", 0)}, "com.microsoft");
+    pooled = b.op("DequantizeLinear", {q, b.scalar(6.f / 255.f), b.uint8_scalar(0)});
+  } else {
+    pooled = b.op("GlobalAveragePool", {x.dq});
+    if (quantized) pooled = qdq(b, pooled, 6.f / 255.f, 0).dq;
+  }
   const std::string flat = b.op("Flatten", {pooled}, {attr_int("axis", 1)});
   std::string w = b.normal("classifier.weight", {c.classes, last}, 0.0, 1.0 / std::sqrt(static_cast<double>(last)));
   std::string bias = b.normal("classifier.bias", {c.classes}, 0.0, 0.02);
@@ -608,7 +698,8 @@ int cmd_bench_models(const std::vector<std::string>& argv) {
   lstm.layers = num("--lstm-layers", 2, 1, 64);
   const uint64_t seed = static_cast<uint64_t>(num("--seed", 1, 0, INT64_MAX));
 
-  const std::vector<std::string> all = {"bert_base", "mobilenet_v2", "gpt2_stack", "lstm", "mobilenet_v2_qdq"};
+  const std::vector<std::string> all = {"bert_base", "mobilenet_v2", "gpt2_stack", "lstm", "mobilenet_v2_qdq",
+                                        "mobilenet_v2_qop", "bert_base_ort"};
   std::vector<std::string> chosen;
   if (auto list = args.value("--models")) {
     std::stringstream ss(*list);
@@ -616,7 +707,8 @@ int cmd_bench_models(const std::vector<std::string>& argv) {
     std::set<std::string> seen;
     while (std::getline(ss, name, ',')) {
       if (std::find(all.begin(), all.end(), name) == all.end())
-        fail("--models: unknown model '", name, "' (choose from bert_base,mobilenet_v2,gpt2_stack,lstm,mobilenet_v2_qdq)");
+        fail("--models: unknown model '", name,
+             "' (choose from bert_base,mobilenet_v2,gpt2_stack,lstm,mobilenet_v2_qdq,mobilenet_v2_qop,bert_base_ort)");
       if (seen.insert(name).second) chosen.push_back(name);
     }
     if (chosen.empty()) fail("--models: the list is empty");
@@ -625,8 +717,8 @@ int cmd_bench_models(const std::vector<std::string>& argv) {
   }
 
   for (const auto& name : chosen) {
-    const uint64_t bytes = name == "bert_base"                                   ? transformer_bytes(bert)
-                           : name == "mobilenet_v2" || name == "mobilenet_v2_qdq" ? mobilenet_bytes(mobilenet)
+    const uint64_t bytes = name == "bert_base" || name == "bert_base_ort"       ? transformer_bytes(bert)
+                           : name.rfind("mobilenet_v2", 0) == 0 ? mobilenet_bytes(mobilenet)
                            : name == "gpt2_stack"   ? transformer_bytes(gpt2)
                                                     : lstm_bytes(lstm);
     if (bytes > 2'000'000'000)
@@ -639,10 +731,12 @@ int cmd_bench_models(const std::vector<std::string>& argv) {
   for (const auto& name : chosen) {
     // One model in memory at a time: BERT-base alone holds about 440 MB of weights.
     pb::ModelDocument doc = name == "bert_base"      ? make_bert(bert, seed)
-                            : name == "mobilenet_v2" ? make_mobilenet(mobilenet, seed, false)
+                            : name == "bert_base_ort" ? make_bert_ort(bert, seed)
+                            : name == "mobilenet_v2" ? make_mobilenet(mobilenet, seed, MobileNetForm::Float)
                             : name == "gpt2_stack"   ? make_gpt2(gpt2, seed)
                             : name == "lstm"         ? make_lstm(lstm, seed)
-                                                     : make_mobilenet(mobilenet, seed, true);
+                            : name == "mobilenet_v2_qdq" ? make_mobilenet(mobilenet, seed, MobileNetForm::Qdq)
+                                                         : make_mobilenet(mobilenet, seed, MobileNetForm::QOperator);
     const std::filesystem::path out = dir / (name + ".onnx");
     SaveOptions inline_data;
     inline_data.data = SaveOptions::Data::Inline;

@@ -155,6 +155,14 @@ TEST_F(Bench, ModelsCheckRunAndHaveTheirOps) {
       {"lstm", {"LSTM", "Squeeze"}, "output: tensor(float)[16,1,16]"},
       {"mobilenet_v2_qdq", {"QuantizeLinear", "DequantizeLinear", "Conv", "Add", "GlobalAveragePool", "Gemm"},
        "logits: tensor(float)[1,10]"},
+      {"bert_base_ort",
+       {"LayerNormalization", "com.microsoft.Attention", "com.microsoft.SkipLayerNormalization",
+        "com.microsoft.BiasGelu", "MatMul"},
+       "last_hidden_state: tensor(float)[1,16,32]"},
+      {"mobilenet_v2_qop",
+       {"QuantizeLinear", "QLinearConv", "com.microsoft.QLinearAdd", "com.microsoft.QLinearGlobalAveragePool",
+        "DequantizeLinear", "Gemm"},
+       "logits: tensor(float)[1,10]"},
   };
   for (const auto& e : expected) {
     const std::string m = path(std::string(e.model) + ".onnx");
