@@ -217,7 +217,8 @@ def test_attention_without_bias_and_with_computed_weights():
 
 
 def test_attention_takes_the_fast_path_and_packs_projections(tmp_path):
-    # After optimization: FusedMatMul projections and one Attention on 4-D tensors with a float mask.
+    # After optimization: the merged projection as one FusedMatMul (its result split into Q, K, V) and one
+    # Attention on 4-D tensors with a float mask.
     b, s, hin, heads = 2, 6, 12, 3
     w, bias = randn(hin, 36), randn(36)
     path = tmp_path / "m.onnx"
@@ -225,7 +226,7 @@ def test_attention_takes_the_fast_path_and_packs_projections(tmp_path):
     out = tmp_path / "opt.onnx"
     onyx.optimize(str(path), str(out))
     ops = [n.op_type for n in onyx.load(str(out)).graph.nodes]
-    assert ops.count("FusedMatMul") == 3 and ops.count("Attention") == 1, ops
+    assert ops.count("FusedMatMul") == 1 and ops.count("Split") == 1 and ops.count("Attention") == 1, ops
     assert "MatMul" not in ops
 
 

@@ -1,8 +1,9 @@
 // ONNX Runtime's contrib attention ops (domain com.microsoft, version 1), as its transformer optimizer writes them
 // for BERT-like encoders, GPT-2, ViT and Whisper. Each is defined by the standard and ai.onyx nodes that compute it
 // (OpDef::expand): a session replaces it at load, so the projections become MatMul + Add of constants (which the
-// optimizer packs into FusedMatMul) and the attention itself one ai.onyx Attention (= Attention-23) on 4-D
-// [batch, heads, seq, head_size] tensors with at most a float additive mask: the form its fast path takes.
+// optimizer packs into FusedMatMul; Attention's merged Q/K/V weight stays one product, its result split) and the
+// attention itself one ai.onyx Attention (= Attention-23) on 4-D [batch, heads, seq, head_size] tensors with at
+// most a float additive mask: the form its fast path takes.
 //   Attention(input [B,S,Hin], weights [Hin, H+H+Hv], bias? [H+H+Hv], mask_index? (int32), past? [2,B,N,P,h],
 //             attention_bias? [B|1, N|1, S, T], past_sequence_length?) -> output [B,S,Hv], present? [2,B,N,T,h]
 //       Self-attention with the Q/K/V projections merged into one weight (split by qkv_hidden_sizes, else in
@@ -37,7 +38,6 @@
 // past_sequence_length, do_rotary in Attention, packed QKV / KV in MultiHeadAttention (not in ORT's CPU kernel
 // either), cache_indirection, qk outputs, is_packed_batching; in GroupQueryAttention smooth_softmax, causal = 0,
 // quantized caches, sliding_window_cache and head_sink.
-#include <cstring>
 #include <limits>
 
 #include "ops/fused/fused.hpp"
@@ -114,21 +114,6 @@ class Builder {
   E& ctx_;
   int64_t opset_;
 };
-
-// Columns [begin, end) of a constant 2-D [rows, cols] tensor (or elements of a 1-D one): the slices of a merged
-// QKV weight, as constants of their own so each projection is a MatMul + Add of constants.
-Tensor columns(const Tensor& w, int64_t begin, int64_t end) {
-  const bool matrix = w.dims().size() == 2;
-  const int64_t rows = matrix ? w.dims()[0] : 1, cols = w.dims().back(), width = end - begin;
-  const size_t es = static_cast<size_t>(dtype_bits(w.dtype()) / 8);
-  Tensor out = Tensor::allocate(w.dtype(), matrix ? std::vector<int64_t>{rows, width} : std::vector<int64_t>{width});
-  char* dst = out.mutable_data<char>();
-  const char* src = w.data<char>();
-  for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(dst + static_cast<size_t>(r * width) * es, src + static_cast<size_t>(r * cols + begin) * es,
-                static_cast<size_t>(width) * es);
-  return out;
-}
 
 // The most negative finite value of a float type: what ORT writes for keys a causal mask hides.
 double lowest_of(D dt) {
@@ -267,29 +252,25 @@ void expand_attention(E& ctx) {
                     " columns"));
     }
   }
-  std::vector<Value*> ws(3, nullptr), bs(3, nullptr);
-  const Tensor* bias = ctx.has_input(2) ? ctx.input_value(2) : nullptr;
-  if (w) {
-    int64_t at = 0;
-    for (size_t p = 0; p < 3; ++p) {
-      ws[p] = ctx.constant(columns(*w, at, at + sizes[p]));
-      if (bias) {
-        if (bias->dims().size() != 1 || bias->dims()[0] != w->dims()[1])
-          ctx.error(cat("bias must be 1-D of ", w->dims()[1], " elements"));
-        bs[p] = ctx.constant(columns(*bias, at, at + sizes[p]));
-      }
-      at += sizes[p];
-    }
-  } else {
-    ws = b.split(ctx.input(1), 1, sizes, 3);
-  }
-  if (ctx.has_input(2) && !bs[0]) bs = b.split(ctx.input(2), 0, sizes, 3);  // a bias computed, or with computed weights
-
   std::vector<Value*> qkv(3);
-  for (size_t p = 0; p < 3; ++p) {
-    Value* y = b.op("MatMul", {ctx.input(0), ws[p]});
-    if (bs[p]) y = b.op("Add", {y, bs[p]});
-    qkv[p] = split_heads(b, y, heads);
+  if (w) {
+    // One product with the merged weight (one GEMM of all the columns, the weight packed as it is in the file),
+    // then the result split into Q, K and V.
+    if (const Tensor* bias = ctx.has_input(2) ? ctx.input_value(2) : nullptr;
+        bias && (bias->dims().size() != 1 || bias->dims()[0] != w->dims()[1]))
+      ctx.error(cat("bias must be 1-D of ", w->dims()[1], " elements"));
+    Value* y = b.op("MatMul", {ctx.input(0), ctx.input(1)});
+    if (ctx.has_input(2)) y = b.op("Add", {y, ctx.input(2)});
+    std::vector<Value*> parts = b.split(y, 2, sizes, 3);
+    for (size_t p = 0; p < 3; ++p) qkv[p] = split_heads(b, parts[p], heads);
+  } else {
+    std::vector<Value*> ws = b.split(ctx.input(1), 1, sizes, 3), bs(3, nullptr);
+    if (ctx.has_input(2)) bs = b.split(ctx.input(2), 0, sizes, 3);
+    for (size_t p = 0; p < 3; ++p) {
+      Value* y = b.op("MatMul", {ctx.input(0), ws[p]});
+      if (bs[p]) y = b.op("Add", {y, bs[p]});
+      qkv[p] = split_heads(b, y, heads);
+    }
   }
   Value* k4 = qkv[1], *v4 = qkv[2];
   MaskSpec m;
