@@ -9,6 +9,9 @@
 //   LayerNormalization(X, Scale, B?) — LayerNormalization-17, for models below opset 17.
 //   Attention(Q, K, V, attn_mask?) — Attention-23 on 4-D inputs [batch, heads, seq, head_size] (attribute
 //     scale), for models below opset 23.
+//   RMSNormalization, RotaryEmbedding (= the ONNX ops of version 23) and GridSample (= GridSample-16): what the
+//     contrib ops' expansions (src/ops/contrib/) and the ONNX-domain SimplifiedLayerNormalization of ONNX Runtime's
+//     optimizer (check/runtime_ops.hpp) run as in models of older opsets.
 #include <limits>
 
 #include "kernels/dnnl_kit.hpp"
