@@ -61,6 +61,15 @@ struct Attribute {
   std::vector<Type> type_protos;
 };
 
+// Attributes built by code (the optimizer's fused nodes, expansions of ops defined by other ops). Attribute is
+// move-only (it may own a graph): copy_attribute copies every value but a graph, which such nodes never take.
+Attribute copy_attribute(const Attribute& a);
+Attribute make_attr_int(const std::string& name, int64_t v);
+Attribute make_attr_float(const std::string& name, float v);
+Attribute make_attr_ints(const std::string& name, std::vector<int64_t> v);
+Attribute make_attr_floats(const std::string& name, std::vector<float> v);
+Attribute make_attr_string(const std::string& name, std::string v);
+
 class Node {
  public:
   std::string name, op_type, domain, overload, doc_string;

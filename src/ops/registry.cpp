@@ -144,46 +144,6 @@ Value* ExpandContext::scalar(DataType dt, double v) {
 
 void ExpandContext::error(const std::string& what) const { fail(what); }
 
-Attribute ExpandContext::attr_int(const std::string& name, int64_t v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::Int;
-  a.i = v;
-  return a;
-}
-
-Attribute ExpandContext::attr_float(const std::string& name, float v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::Float;
-  a.f = v;
-  return a;
-}
-
-Attribute ExpandContext::attr_ints(const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
-Attribute ExpandContext::attr_floats(const std::string& name, std::vector<float> v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::Floats;
-  a.floats = std::move(v);
-  return a;
-}
-
-Attribute ExpandContext::attr_string(const std::string& name, std::string v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::String;
-  a.s = std::move(v);
-  return a;
-}
-
 // ---- KernelContext ----
 
 KernelContext::KernelContext(const Node& node, int64_t opset, std::vector<const Datum*> inputs, size_t num_outputs,

@@ -196,18 +196,14 @@ class ExpandContext {
   Value* scalar(DataType dt, double v);               // rank-0 tensor of a float or integer type
   [[noreturn]] void error(const std::string& what) const;
 
-  // The attributes of an emitted node (Attribute is move-only, so a braced list, which copies, does not compile).
+  // The attributes of an emitted node, made with make_attr_* (ir/model.hpp): Attribute is move-only, so a braced
+  // list, which copies, does not compile.
   template <class... A>
   static std::vector<Attribute> attributes(A... a) {
     std::vector<Attribute> v;
     (v.push_back(std::move(a)), ...);
     return v;
   }
-  static Attribute attr_int(const std::string& name, int64_t v);
-  static Attribute attr_float(const std::string& name, float v);
-  static Attribute attr_ints(const std::string& name, std::vector<int64_t> v);
-  static Attribute attr_string(const std::string& name, std::string v);
-  static Attribute attr_floats(const std::string& name, std::vector<float> v);
 };
 
 using InferFn = std::function<void(InferContext&)>;

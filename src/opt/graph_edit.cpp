@@ -587,66 +587,6 @@ std::optional<float> attr_float(const Node& n, const char* name) {
   return a->f;
 }
 
-Attribute copy_attribute(const Attribute& a) {
-  Attribute r;
-  r.name = a.name;
-  r.type = a.type;
-  r.ref_attr_name = a.ref_attr_name;
-  r.f = a.f;
-  r.i = a.i;
-  r.s = a.s;
-  r.t = a.t;
-  r.sparse_tensor = a.sparse_tensor;
-  r.tp = a.tp;
-  r.floats = a.floats;
-  r.ints = a.ints;
-  r.strings = a.strings;
-  r.tensors = a.tensors;
-  r.sparse_tensors = a.sparse_tensors;
-  r.type_protos = a.type_protos;
-  return r;
-}
-
-Attribute make_attr_int(const std::string& name, int64_t v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::Int;
-  a.i = v;
-  return a;
-}
-
-Attribute make_attr_float(const std::string& name, float v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::Float;
-  a.f = v;
-  return a;
-}
-
-Attribute make_attr_ints(const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
-Attribute make_attr_floats(const std::string& name, std::vector<float> v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::Floats;
-  a.floats = std::move(v);
-  return a;
-}
-
-Attribute make_attr_string(const std::string& name, std::string v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttributeType::String;
-  a.s = std::move(v);
-  return a;
-}
-
 std::string verify_graph(const Graph& g) {
   std::unordered_set<const Value*> defined;
   for (const Value* v : g.inputs) defined.insert(v);

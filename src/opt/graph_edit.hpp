@@ -154,13 +154,6 @@ Tensor make_float_tensor(DataType dt, std::vector<int64_t> dims, const std::vect
 // double, rounded once): `factors` run along one axis of w, `inner` is the product of the dims after it. Float32
 // weights (millions of values, when a normalization folds into them) take one pass with no double copy.
 Tensor scaled_along_axis(const Tensor& w, const std::vector<double>& factors, size_t inner);
-// Copies attribute `a` (graph attributes are not copied: fused nodes never take them).
-Attribute copy_attribute(const Attribute& a);
-Attribute make_attr_int(const std::string& name, int64_t v);
-Attribute make_attr_float(const std::string& name, float v);
-Attribute make_attr_ints(const std::string& name, std::vector<int64_t> v);
-Attribute make_attr_floats(const std::string& name, std::vector<float> v);
-Attribute make_attr_string(const std::string& name, std::string v);
 
 // Consistency of a graph after edits: each input defined before its reader, producer/consumer links agree.
 // Returns a description of the first problem, or "" when consistent. For tests and assertions.

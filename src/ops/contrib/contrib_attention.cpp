@@ -70,19 +70,19 @@ class Builder {
   }
   Value* unsqueeze(Value* x, std::vector<int64_t> axes) {
     if (opset_ >= 13) return op("Unsqueeze", {x, ctx_.int64s(axes)});
-    return op("Unsqueeze", {x}, E::attributes(E::attr_ints("axes", std::move(axes))));
+    return op("Unsqueeze", {x}, E::attributes(make_attr_ints("axes", std::move(axes))));
   }
   Value* transpose(Value* x, std::vector<int64_t> perm, Value* out = nullptr) {
-    return op("Transpose", {x}, E::attributes(E::attr_ints("perm", std::move(perm))), out);
+    return op("Transpose", {x}, E::attributes(make_attr_ints("perm", std::move(perm))), out);
   }
   Value* reshape(Value* x, const std::vector<int64_t>& shape, Value* out = nullptr) {
     return op("Reshape", {x, ctx_.int64s(shape)}, {}, out);
   }
   Value* reshape(Value* x, Value* shape, Value* out = nullptr) { return op("Reshape", {x, shape}, {}, out); }
   Value* concat(std::vector<Value*> xs, int64_t axis, Value* out = nullptr) {
-    return op("Concat", std::move(xs), E::attributes(E::attr_int("axis", axis)), out);
+    return op("Concat", std::move(xs), E::attributes(make_attr_int("axis", axis)), out);
   }
-  Value* cast(Value* x, D to) { return op("Cast", {x}, E::attributes(E::attr_int("to", static_cast<int64_t>(to)))); }
+  Value* cast(Value* x, D to) { return op("Cast", {x}, E::attributes(make_attr_int("to", static_cast<int64_t>(to)))); }
   // Dim `axis` of x: as a 1-D [1] int64 tensor, or as a scalar.
   Value* dim1(Value* x, int64_t axis) { return op("Gather", {op("Shape", {x}), ctx_.int64s({axis})}); }
   Value* dim0(Value* x, int64_t axis) { return op("Gather", {op("Shape", {x}), ctx_.scalar(D::Int64, double(axis))}); }
@@ -99,13 +99,13 @@ class Builder {
   }
   // Splits x along `axis` into parts of `sizes`, or into `n` equal parts when sizes is empty.
   std::vector<Value*> split(Value* x, int64_t axis, const std::vector<int64_t>& sizes, size_t n) {
-    std::vector<Attribute> attrs = E::attributes(E::attr_int("axis", axis));
+    std::vector<Attribute> attrs = E::attributes(make_attr_int("axis", axis));
     std::vector<Value*> in = {x};
     if (!sizes.empty()) {
       if (opset_ >= 13) in.push_back(ctx_.int64s(sizes));
-      else attrs.push_back(E::attr_ints("split", sizes));
+      else attrs.push_back(make_attr_ints("split", sizes));
     } else if (opset_ >= 18) {
-      attrs.push_back(E::attr_int("num_outputs", static_cast<int64_t>(n)));
+      attrs.push_back(make_attr_int("num_outputs", static_cast<int64_t>(n)));
     }
     return ctx_.emit("Split", "", std::move(in), std::vector<Value*>(n, nullptr), std::move(attrs));
   }
@@ -204,8 +204,8 @@ Value* build_mask(Builder& b, const MaskSpec& m, D dt, Value* q4, Value* k4) {
 void attend(Builder& b, Value* q4, Value* k4, Value* v4, Value* mask, float scale, float softcap = 0) {
   E& ctx = b.ctx();
   std::vector<Attribute> attrs;
-  if (scale != 0) attrs.push_back(E::attr_float("scale", scale));
-  if (softcap != 0) attrs.push_back(E::attr_float("softcap", softcap));
+  if (scale != 0) attrs.push_back(make_attr_float("scale", scale));
+  if (softcap != 0) attrs.push_back(make_attr_float("softcap", softcap));
   Value* y4 = ctx.emit1("Attention", {q4, k4, v4, mask}, std::move(attrs), nullptr, kFusedDomain);
   b.reshape(b.transpose(y4, {0, 2, 1, 3}), {0, 0, -1}, ctx.output(0));
 }
@@ -427,10 +427,10 @@ void expand_rotary(E& ctx) {
                      : cat("position_ids must be [1] or [B, S], got rank ", pr));
   }
 
-  std::vector<Attribute> attrs = E::attributes(E::attr_int("interleaved", ctx.attrs.get_int("interleaved", 0)));
-  if (rot > 0) attrs.push_back(E::attr_int("rotary_embedding_dim", rot));
+  std::vector<Attribute> attrs = E::attributes(make_attr_int("interleaved", ctx.attrs.get_int("interleaved", 0)));
+  if (rot > 0) attrs.push_back(make_attr_int("rotary_embedding_dim", rot));
   if (rank == 4 || heads > 0) {
-    if (rank == 3) attrs.push_back(E::attr_int("num_heads", heads));
+    if (rank == 3) attrs.push_back(make_attr_int("num_heads", heads));
     ctx.emit1("RotaryEmbedding", {x, cos, sin, pos}, std::move(attrs), ctx.output(0), kFusedDomain);
     return;
   }
@@ -441,7 +441,7 @@ void expand_rotary(E& ctx) {
   Value* flat = b.reshape(x, b.concat({ctx.int64s({0, -1}), head}, 0));
   Value* rep = b.op("Expand", {b.unsqueeze(pos, {2}), b.concat({b.dim1(pos, 0), b.dim1(pos, 1), n}, 0)});
   Value* flat_pos = b.reshape(rep, std::vector<int64_t>{0, -1});
-  attrs.push_back(E::attr_int("num_heads", 1));
+  attrs.push_back(make_attr_int("num_heads", 1));
   Value* y = ctx.emit1("RotaryEmbedding", {flat, cos, sin, flat_pos}, std::move(attrs), nullptr, kFusedDomain);
   b.reshape(y, b.op("Shape", {x}), ctx.output(0));
 }
@@ -512,8 +512,8 @@ void expand_gqa(E& ctx) {
     const int64_t interleaved = ctx.attrs.get_int("rotary_interleaved", 0);
     const Tensor* cos = ctx.input_value(7);
     auto rope = [&](Value* x, int64_t rot) {
-      std::vector<Attribute> attrs = E::attributes(E::attr_int("interleaved", interleaved));
-      if (rot > 0) attrs.push_back(E::attr_int("rotary_embedding_dim", rot));
+      std::vector<Attribute> attrs = E::attributes(make_attr_int("interleaved", interleaved));
+      if (rot > 0) attrs.push_back(make_attr_int("rotary_embedding_dim", rot));
       return ctx.emit1("RotaryEmbedding", {x, ctx.input(7), ctx.input(8), pos}, std::move(attrs), nullptr,
                        kFusedDomain);
     };
@@ -545,7 +545,7 @@ void expand_gqa(E& ctx) {
     };
     Value* base = zeros(rows);
     if (past) base = b.op("Where", {keep, b.concat({past, zeros(b.op("Sub", {rows, buf}))}, 2), base});
-    return b.op("ScatterElements", {base, where, fresh}, E::attributes(E::attr_int("axis", 2)),
+    return b.op("ScatterElements", {base, where, fresh}, E::attributes(make_attr_int("axis", 2)),
                 ctx.output_wanted(out) ? ctx.output(out) : nullptr);
   };
   Value* pk = present(ctx.input(3), k4, 1);

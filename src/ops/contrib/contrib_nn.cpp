@@ -49,7 +49,7 @@ InferFn infer_like_input0(size_t outputs_like_input = 1) {
 
 Value* gelu(ExpandContext& ctx, Value* x, const char* approximate, Value* out) {
   std::vector<Attribute> attrs;
-  if (std::string(approximate) != "none") attrs.push_back(ExpandContext::attr_string("approximate", approximate));
+  if (std::string(approximate) != "none") attrs.push_back(make_attr_string("approximate", approximate));
   if (ctx.onnx_opset() >= 20) return ctx.emit1("Gelu", {x}, std::move(attrs), out);
   return ctx.emit1("Gelu", {x}, std::move(attrs), out, kFusedDomain);
 }
@@ -57,7 +57,7 @@ Value* gelu(ExpandContext& ctx, Value* x, const char* approximate, Value* out) {
 // LayerNormalization-17 (or its ai.onyx alias) over the last axis, writing outputs 0..2 of `outs` (null: unused).
 void layer_norm(ExpandContext& ctx, Value* x, Value* gamma, Value* beta, float epsilon, std::vector<Value*> outs) {
   std::vector<Attribute> attrs =
-      ExpandContext::attributes(ExpandContext::attr_int("axis", -1), ExpandContext::attr_float("epsilon", epsilon));
+      ExpandContext::attributes(make_attr_int("axis", -1), make_attr_float("epsilon", epsilon));
   const bool standard = ctx.onnx_opset() >= 17;
   while (outs.size() > 1 && !outs.back()) outs.pop_back();  // unused trailing outputs are omitted
   ctx.emit("LayerNormalization", standard ? "" : kFusedDomain, {x, gamma, beta}, std::move(outs), std::move(attrs));
@@ -94,11 +94,11 @@ void activation(ExpandContext& ctx, const std::string& name, const std::vector<f
   } else if (name == "Relu" || name == "Tanh" || name == "Sigmoid") {
     ctx.emit1(name, {x}, {}, out);
   } else if (name == "LeakyRelu") {
-    ctx.emit1(name, {x}, ExpandContext::attributes(ExpandContext::attr_float("alpha", param(0, 0.01f))), out);
+    ctx.emit1(name, {x}, ExpandContext::attributes(make_attr_float("alpha", param(0, 0.01f))), out);
   } else if (name == "HardSigmoid") {
     ctx.emit1(name, {x},
-              ExpandContext::attributes(ExpandContext::attr_float("alpha", param(0, 0.2f)),
-                                        ExpandContext::attr_float("beta", param(1, 0.5f))),
+              ExpandContext::attributes(make_attr_float("alpha", param(0, 0.2f)),
+                                        make_attr_float("beta", param(1, 0.5f))),
               out);
   } else if (name == "Clip") {
     const float lo = param(0, std::numeric_limits<float>::lowest()), hi = param(1, std::numeric_limits<float>::max());
@@ -107,7 +107,7 @@ void activation(ExpandContext& ctx, const std::string& name, const std::vector<f
       if (dt == D::Undefined) ctx.error("the element type of input 0 is not known");
       ctx.emit1("Clip", {x, ctx.scalar(dt, lo), ctx.scalar(dt, hi)}, {}, out);
     } else {
-      ctx.emit1("Clip", {x}, ExpandContext::attributes(ExpandContext::attr_float("min", lo), ExpandContext::attr_float("max", hi)),
+      ctx.emit1("Clip", {x}, ExpandContext::attributes(make_attr_float("min", lo), make_attr_float("max", hi)),
                 out);
     }
   } else {
@@ -136,7 +136,7 @@ Value* matmul_operand(ExpandContext& ctx, size_t i, bool trans_batch, bool trans
   if (rank < 2 || (trans_batch && rank < 3))
     ctx.error(cat("input ", i, " has rank ", rank, "; ", trans_batch ? "transBatch needs rank >= 3" : "trans needs rank >= 2"));
   return ctx.emit1("Transpose", {ctx.input(i)},
-                   ExpandContext::attributes(ExpandContext::attr_ints("perm", matmul_operand_perm(rank, trans_batch, trans))));
+                   ExpandContext::attributes(make_attr_ints("perm", matmul_operand_perm(rank, trans_batch, trans))));
 }
 
 void expand_fused_matmul(ExpandContext& ctx, bool batch_transposes) {
@@ -163,18 +163,8 @@ void infer_matmul_like(InferContext& ctx) {
 // Conv's attributes of a fused node (its own activation attributes dropped).
 std::vector<Attribute> conv_attributes(const Node& n) {
   std::vector<Attribute> out;
-  for (const Attribute& a : n.attributes) {
-    if (a.name == "activation" || a.name == "activation_params") continue;
-    Attribute c;
-    c.name = a.name;
-    c.type = a.type;
-    c.i = a.i;
-    c.f = a.f;
-    c.s = a.s;
-    c.ints = a.ints;
-    c.floats = a.floats;
-    out.push_back(std::move(c));
-  }
+  for (const Attribute& a : n.attributes)
+    if (a.name != "activation" && a.name != "activation_params") out.push_back(copy_attribute(a));
   return out;
 }
 
@@ -182,10 +172,10 @@ void expand_embed_layer_norm(ExpandContext& ctx) {
   const float epsilon = ctx.attrs.get_float("epsilon", 1e-12f);
   Value* ids = ctx.input(0);
   if (ctx.has_input(1) != ctx.has_input(4)) ctx.error("segment_ids and segment_embedding must be given together");
-  Value* sum = ctx.emit1("Gather", {ctx.input(2), ids}, ExpandContext::attributes(ExpandContext::attr_int("axis", 0)));
+  Value* sum = ctx.emit1("Gather", {ctx.input(2), ids}, ExpandContext::attributes(make_attr_int("axis", 0)));
   Value* positions = nullptr;
   if (ctx.has_input(8)) {
-    positions = ctx.emit1("Gather", {ctx.input(3), ctx.input(8)}, ExpandContext::attributes(ExpandContext::attr_int("axis", 0)));
+    positions = ctx.emit1("Gather", {ctx.input(3), ctx.input(8)}, ExpandContext::attributes(make_attr_int("axis", 0)));
   } else {
     // Rows 0..S-1 of the table ([S, H], broadcast over the batch), S = input_ids' dim 1.
     Value* shape = ctx.emit1("Shape", {ids});
@@ -194,7 +184,7 @@ void expand_embed_layer_norm(ExpandContext& ctx) {
   }
   sum = ctx.emit1("Add", {sum, positions});
   if (ctx.has_input(1)) {
-    Value* seg = ctx.emit1("Gather", {ctx.input(4), ctx.input(1)}, ExpandContext::attributes(ExpandContext::attr_int("axis", 0)));
+    Value* seg = ctx.emit1("Gather", {ctx.input(4), ctx.input(1)}, ExpandContext::attributes(make_attr_int("axis", 0)));
     sum = ctx.emit1("Add", {sum, seg}, {}, ctx.output_wanted(2) ? ctx.output(2) : nullptr);
   } else if (ctx.output_wanted(2)) {
     sum = ctx.emit1("Identity", {sum}, {}, ctx.output(2));
@@ -202,12 +192,12 @@ void expand_embed_layer_norm(ExpandContext& ctx) {
   layer_norm(ctx, sum, ctx.input(5), ctx.input(6), epsilon, {ctx.output(0)});
   if (ctx.output_wanted(1)) {
     if (!ctx.has_input(7)) ctx.error("mask_index is read but there is no mask input to count it from");
-    std::vector<Attribute> attrs = ExpandContext::attributes(ExpandContext::attr_int("keepdims", 0));
+    std::vector<Attribute> attrs = ExpandContext::attributes(make_attr_int("keepdims", 0));
     std::vector<Value*> in = {ctx.input(7)};
     if (ctx.onnx_opset() >= 13) in.push_back(ctx.int64s({1}));
-    else attrs.push_back(ExpandContext::attr_ints("axes", {1}));
+    else attrs.push_back(make_attr_ints("axes", {1}));
     Value* count = ctx.emit1("ReduceSum", std::move(in), std::move(attrs));
-    ctx.emit1("Cast", {count}, ExpandContext::attributes(ExpandContext::attr_int("to", static_cast<int64_t>(D::Int32))),
+    ctx.emit1("Cast", {count}, ExpandContext::attributes(make_attr_int("to", static_cast<int64_t>(D::Int32))),
               ctx.output(1));
   }
 }
@@ -265,8 +255,8 @@ void register_contrib_nn(Registry& r) {
                 if (ctx.output_wanted(1) || ctx.output_wanted(2))
                   ctx.error("outputs mean and inv_std_var are not supported (only output and input_skip_bias_sum)");
                 Value* sum = skip_sum(ctx, 3, 3);
-                std::vector<Attribute> attrs = ExpandContext::attributes(ExpandContext::attr_int("axis", -1),
-                                                                         ExpandContext::attr_float("epsilon", epsilon));
+                std::vector<Attribute> attrs = ExpandContext::attributes(make_attr_int("axis", -1),
+                                                                         make_attr_float("epsilon", epsilon));
                 const bool standard = ctx.onnx_opset() >= 23;
                 ctx.emit("RMSNormalization", standard ? "" : kFusedDomain, {sum, ctx.input(2)}, {ctx.output(0)},
                          std::move(attrs));
@@ -293,9 +283,9 @@ void register_contrib_nn(Registry& r) {
   r.add(OpDef{kDomain, "FusedGemm", 1, {all_float}, infer_matmul_like, nullptr, [](ExpandContext& ctx) {
                 std::vector<Attribute> gemm;
                 for (const char* name : {"alpha", "beta"})
-                  if (ctx.attrs.has(name)) gemm.push_back(ExpandContext::attr_float(name, ctx.attrs.get_float(name)));
+                  if (ctx.attrs.has(name)) gemm.push_back(make_attr_float(name, ctx.attrs.get_float(name)));
                 for (const char* name : {"transA", "transB"})
-                  if (ctx.attrs.has(name)) gemm.push_back(ExpandContext::attr_int(name, ctx.attrs.get_int(name)));
+                  if (ctx.attrs.has(name)) gemm.push_back(make_attr_int(name, ctx.attrs.get_int(name)));
                 std::vector<Value*> in = {ctx.input(0), ctx.input(1)};
                 if (ctx.has_input(2)) in.push_back(ctx.input(2));
                 Value* y = ctx.emit1("Gemm", std::move(in), std::move(gemm));

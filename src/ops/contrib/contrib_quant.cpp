@@ -58,14 +58,6 @@ bool is_8bit(D t) { return t == D::UInt8 || t == D::Int8; }
 bool is_16bit(D t) { return t == D::UInt16 || t == D::Int16; }
 bool is_4bit(D t) { return t == D::UInt4 || t == D::Int4; }
 
-// An attribute list (Attribute is move-only, so no initializer lists).
-template <class... A>
-std::vector<Attribute> attr_list(A&&... a) {
-  std::vector<Attribute> v;
-  (v.push_back(std::forward<A>(a)), ...);
-  return v;
-}
-
 // Emits a one-output node; trailing omitted inputs are dropped (a node lists only the inputs it has).
 Value* op(ExpandContext& ctx, const std::string& type, std::vector<Value*> in, std::vector<Attribute> at = {},
           Value* out = nullptr, const std::string& domain = "") {
@@ -74,7 +66,7 @@ Value* op(ExpandContext& ctx, const std::string& type, std::vector<Value*> in, s
 }
 
 Value* cast(ExpandContext& ctx, Value* v, D to, Value* out = nullptr) {
-  return op(ctx, "Cast", {v}, attr_list(E::attr_int("to", static_cast<int64_t>(to))), out);
+  return op(ctx, "Cast", {v}, E::attributes(make_attr_int("to", static_cast<int64_t>(to))), out);
 }
 
 const Tensor* value_of(const ExpandContext& ctx, size_t i) { return ctx.has_input(i) ? ctx.input_value(i) : nullptr; }
@@ -113,6 +105,17 @@ void require_per_tensor(const ExpandContext& ctx, std::initializer_list<size_t> 
                     shape_of(t->dims()).to_string()));
 }
 
+// The operands of the one-input QLinear ops (X, x_scale, x_zero_point?, y_scale, y_zero_point?): per tensor, X
+// 8-bit and the zero points of its type; returns that type.
+D check_unary_operands(const ExpandContext& ctx, const char* x, const char* x_zero, const char* y_zero) {
+  require_opset(ctx, 10, "QuantizeLinear");
+  const D t = quantized_type(ctx, 0, x);
+  require_type(ctx, 2, t, x_zero);
+  require_type(ctx, 4, t, y_zero);
+  require_per_tensor(ctx, {1, 2, 3, 4});
+  return t;
+}
+
 // DequantizeLinear-10 of an 8-bit tensor (an omitted zero point is 0 there too).
 Value* dequantize(ExpandContext& ctx, Value* x, Value* scale, Value* zero) {
   return op(ctx, "DequantizeLinear", {x, scale, zero});
@@ -132,25 +135,16 @@ Value* floats(ExpandContext& ctx, const std::vector<float>& v, Dims dims) {
 
 // ReduceMean over `axes` (all when empty) in the form of the model's opset (axes an input from 18).
 Value* reduce_mean(ExpandContext& ctx, Value* x, const std::vector<int64_t>& axes, int64_t keepdims, Value* out) {
-  std::vector<Attribute> at = attr_list(E::attr_int("keepdims", keepdims));
+  std::vector<Attribute> at = E::attributes(make_attr_int("keepdims", keepdims));
   if (ctx.onnx_opset() >= 18)
     return op(ctx, "ReduceMean", {x, axes.empty() ? nullptr : ctx.int64s(axes)}, std::move(at), out);
-  if (!axes.empty()) at.push_back(E::attr_ints("axes", axes));
+  if (!axes.empty()) at.push_back(make_attr_ints("axes", axes));
   return op(ctx, "ReduceMean", {x}, std::move(at), out);
 }
 
 // Copies the node's attribute `name`, when it has one, to `out` (for the attributes an op passes on).
 void forward_attribute(const ExpandContext& ctx, const char* name, std::vector<Attribute>& out) {
-  const Attribute* a = ctx.attrs.find(name);
-  if (!a) return;
-  switch (a->type) {
-    case AttributeType::Int: out.push_back(E::attr_int(name, a->i)); break;
-    case AttributeType::Ints: out.push_back(E::attr_ints(name, a->ints)); break;
-    case AttributeType::Float: out.push_back(E::attr_float(name, a->f)); break;
-    case AttributeType::Floats: out.push_back(E::attr_floats(name, a->floats)); break;
-    case AttributeType::String: out.push_back(E::attr_string(name, a->s)); break;
-    default: ctx.error(cat("attribute '", name, "' has an unexpected type"));
-  }
+  if (const Attribute* a = ctx.attrs.find(name)) out.push_back(copy_attribute(*a));
 }
 
 // The rank of input i, which the expansion needs (channels-last layouts, axes).
@@ -174,7 +168,7 @@ std::vector<int64_t> to_channels_last(int64_t rank) {
   return p;
 }
 Value* transpose(ExpandContext& ctx, Value* x, std::vector<int64_t> perm, Value* out = nullptr) {
-  return op(ctx, "Transpose", {x}, attr_list(E::attr_ints("perm", std::move(perm))), out);
+  return op(ctx, "Transpose", {x}, E::attributes(make_attr_ints("perm", std::move(perm))), out);
 }
 
 // ---- inference (before expansion: element types, shapes where easy) ----
@@ -264,24 +258,16 @@ ExpandFn expand_binary(const char* std_op) {
 // QLinearSigmoid, QLinearLeakyRelu: quantize(f(dequantize(X))).
 ExpandFn expand_unary(const char* std_op, bool has_alpha) {
   return [std_op, has_alpha](ExpandContext& ctx) {
-    require_opset(ctx, 10, "QuantizeLinear");
-    const D t = quantized_type(ctx, 0, "X");
-    require_type(ctx, 2, t, "X_zero_point");
-    require_type(ctx, 4, t, "Y_zero_point");
-    require_per_tensor(ctx, {1, 2, 3, 4});
+    const D t = check_unary_operands(ctx, "X", "X_zero_point", "Y_zero_point");
     std::vector<Attribute> at;
-    if (has_alpha) at.push_back(E::attr_float("alpha", ctx.attrs.get_float("alpha", 0.01f)));
+    if (has_alpha) at.push_back(make_attr_float("alpha", ctx.attrs.get_float("alpha", 0.01f)));
     Value* f = op(ctx, std_op, {dequantize(ctx, ctx.input(0), ctx.input(1), ctx.input(2))}, std::move(at));
     quantize(ctx, f, ctx.input(3), ctx.input(4), t, ctx.output(0));
   };
 }
 
 void expand_global_average_pool(ExpandContext& ctx) {
-  require_opset(ctx, 10, "QuantizeLinear");
-  const D t = quantized_type(ctx, 0, "X");
-  require_type(ctx, 2, t, "x_zero_point");
-  require_type(ctx, 4, t, "y_zero_point");
-  require_per_tensor(ctx, {1, 2, 3, 4});
+  const D t = check_unary_operands(ctx, "X", "x_zero_point", "y_zero_point");
   const int64_t channels_last = ctx.attrs.get_int("channels_last", 0);
   if (channels_last != 0 && channels_last != 1) ctx.error(cat("channels_last must be 0 or 1, got ", channels_last));
   Value* x = dequantize(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
@@ -299,11 +285,7 @@ void expand_global_average_pool(ExpandContext& ctx) {
 }
 
 void expand_average_pool(ExpandContext& ctx) {
-  require_opset(ctx, 10, "QuantizeLinear");
-  const D t = quantized_type(ctx, 0, "X");
-  require_type(ctx, 2, t, "x_zero_point");
-  require_type(ctx, 4, t, "y_zero_point");
-  require_per_tensor(ctx, {1, 2, 3, 4});
+  const D t = check_unary_operands(ctx, "X", "x_zero_point", "y_zero_point");
   const int64_t channels_last = ctx.attrs.get_int("channels_last", 0);
   if (channels_last != 0 && channels_last != 1) ctx.error(cat("channels_last must be 0 or 1, got ", channels_last));
   if (ctx.attrs.has("dilations")) ctx.error("attribute 'dilations' is not part of QLinearAveragePool");
@@ -358,13 +340,13 @@ void expand_concat(ExpandContext& ctx) {
       parts.push_back(quantize(ctx, f, ctx.input(0), ctx.input(1), t, nullptr));
     }
   }
-  op(ctx, "Concat", parts, attr_list(E::attr_int("axis", axis)), ctx.output(0));
+  op(ctx, "Concat", parts, E::attributes(make_attr_int("axis", axis)), ctx.output(0));
 }
 
 // Softmax of x along `axis` with the semantics of Softmax before opset 13 (`coerced`: over the dims from axis
 // on, as one) or from 13 (one axis), in a form valid at the model's opset.
 Value* softmax(ExpandContext& ctx, Value* x, int64_t axis, bool coerced, int64_t rank) {
-  auto soft = [&](Value* v, int64_t a) { return op(ctx, "Softmax", {v}, attr_list(E::attr_int("axis", a))); };
+  auto soft = [&](Value* v, int64_t a) { return op(ctx, "Softmax", {v}, E::attributes(make_attr_int("axis", a))); };
   const bool new_form = ctx.onnx_opset() >= 13;
   if (coerced == !new_form) return soft(x, axis);  // the model's Softmax has the wanted meaning
   // Along the last axis both meanings agree (negative axes from opset 11).
@@ -372,7 +354,7 @@ Value* softmax(ExpandContext& ctx, Value* x, int64_t axis, bool coerced, int64_t
   if (rank > 0 && (axis == rank - 1 || axis == -1)) return soft(x, rank - 1);
   if (coerced) {
     // Over the dims from `axis` on (here opset >= 13): flattened to 2-D there, back to x's shape after.
-    Value* flat = op(ctx, "Flatten", {x}, attr_list(E::attr_int("axis", axis)));
+    Value* flat = op(ctx, "Flatten", {x}, E::attributes(make_attr_int("axis", axis)));
     return op(ctx, "Reshape", {soft(flat, -1), op(ctx, "Shape", {x})});
   }
   // One axis with the older Softmax: that axis swapped with the last one.
@@ -386,11 +368,7 @@ Value* softmax(ExpandContext& ctx, Value* x, int64_t axis, bool coerced, int64_t
 }
 
 void expand_softmax(ExpandContext& ctx) {
-  require_opset(ctx, 10, "QuantizeLinear");
-  const D t = quantized_type(ctx, 0, "X");
-  require_type(ctx, 2, t, "x_zero_point");
-  require_type(ctx, 4, t, "y_zero_point");
-  require_per_tensor(ctx, {1, 2, 3, 4});
+  const D t = check_unary_operands(ctx, "X", "x_zero_point", "y_zero_point");
   if (!ctx.attrs.has("opset")) ctx.error("required attribute 'opset' is missing");
   const int64_t semantics = ctx.attrs.get_int("opset");
   const bool coerced = semantics < 13;
@@ -412,11 +390,7 @@ void expand_softmax(ExpandContext& ctx) {
 }
 
 void expand_reduce_mean(ExpandContext& ctx) {
-  require_opset(ctx, 10, "QuantizeLinear");
-  const D t = quantized_type(ctx, 0, "data");
-  require_type(ctx, 2, t, "data_zero_point");
-  require_type(ctx, 4, t, "reduced_zero_point");
-  require_per_tensor(ctx, {1, 2, 3, 4});
+  const D t = check_unary_operands(ctx, "data", "data_zero_point", "reduced_zero_point");
   const std::vector<int64_t> axes = ctx.attrs.get_ints("axes", std::vector<int64_t>{});
   const int64_t keepdims = ctx.attrs.get_int("keepdims", 1);
   Value* m = reduce_mean(ctx, dequantize(ctx, ctx.input(0), ctx.input(1), ctx.input(2)), axes, keepdims, nullptr);
@@ -567,7 +541,7 @@ bool check_linear_quant(const ExpandContext& ctx, D integer) {
 
 std::vector<Attribute> axis_attr(const ExpandContext& ctx) {
   std::vector<Attribute> at;
-  if (ctx.attrs.has("axis") && ctx.onnx_opset() >= 13) at.push_back(E::attr_int("axis", ctx.attrs.get_int("axis")));
+  if (ctx.attrs.has("axis") && ctx.onnx_opset() >= 13) at.push_back(make_attr_int("axis", ctx.attrs.get_int("axis")));
   return at;
 }
 
