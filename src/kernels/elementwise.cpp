@@ -23,6 +23,7 @@ struct Scalar {
   static R sub(R a, R b) { return a - b; }
   static R mul(R a, R b) { return a * b; }
   static R div(R a, R b) { return a / b; }
+  static R sqrt(R a) { return __builtin_sqrtf(a); }
   static R fma(R a, R b, R c) { return __builtin_fmaf(a, b, c); }  // fused: gelu relies on exact residuals
   static R min(R a, R b) { return a < b ? a : b; }
   static R max(R a, R b) { return a > b ? a : b; }

@@ -25,6 +25,7 @@ struct Avx2 {
   static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
   static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
   static R div(R a, R b) { return _mm256_div_ps(a, b); }
+  static R sqrt(R a) { return _mm256_sqrt_ps(a); }
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static R min(R a, R b) { return _mm256_min_ps(a, b); }
   static R max(R a, R b) { return _mm256_max_ps(a, b); }

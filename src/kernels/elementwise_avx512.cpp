@@ -20,6 +20,7 @@ struct Avx512 {
   static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
   static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
   static R div(R a, R b) { return _mm512_div_ps(a, b); }
+  static R sqrt(R a) { return _mm512_sqrt_ps(a); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static R min(R a, R b) { return _mm512_min_ps(a, b); }
   static R max(R a, R b) { return _mm512_max_ps(a, b); }

@@ -2,7 +2,7 @@
 // (elementwise_avx512.cpp, elementwise_avx2.cpp, elementwise.cpp). Everything here has internal linkage and uses no
 // standard-library templates, so that no function compiled for one instruction set can be picked by the linker for
 // another build. V provides: R (register), M (lane mask), N (lanes), set1, load, store, load_n / store_n (the first
-// n lanes; load_n fills the rest), add, sub, mul, div, fma (a*b+c), min/max (a < b ? a : b, so a NaN in b wins),
+// n lanes; load_n fills the rest), add, sub, mul, div, sqrt, fma (a*b+c), min/max (a < b ? a : b, so a NaN in b wins),
 // lt, gt, ge, isnan, select(m, a, b) (m ? a : b), abs, copysign, scale2 (p * 2^n for integral n in [-150, 129]),
 // hsum, hmax.
 //
@@ -212,6 +212,8 @@ void unary_impl(const UnaryParams& p, const float* x, float* y, int64_t n) {
     case UnaryOp::Erf: map1<V>(x, y, n, [](R v) { return verf<V>(v); }); break;
     case UnaryOp::GeluErf: map1<V>(x, y, n, [](R v) { return vgelu_erf<V>(v); }); break;
     case UnaryOp::GeluTanh: map1<V>(x, y, n, [](R v) { return vgelu_tanh<V>(v); }); break;
+    case UnaryOp::Sqrt: map1<V>(x, y, n, [](R v) { return V::sqrt(v); }); break;
+    case UnaryOp::Reciprocal: map1<V>(x, y, n, [](R v) { return V::div(V::set1(1.0f), v); }); break;
   }
 }
 

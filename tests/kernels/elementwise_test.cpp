@@ -132,6 +132,33 @@ TEST(ElementwiseMath, GeluTanh) {
   });
 }
 
+TEST(ElementwiseMath, SqrtAndReciprocalAreTheReferences) {
+  // IEEE square root and division in float round as the reference's double result rounded to float does (double
+  // has more than twice float's bits), so the results are the same bits, subnormals, infinities and NaN included.
+  std::vector<float> x = sweep(5);
+  for (uint32_t bits : {1u, 0x7fffffu, 0x800001u, 0x00400000u}) {  // subnormal inputs and their reciprocals' edge
+    float f;
+    std::memcpy(&f, &bits, 4);
+    x.push_back(f);
+    x.push_back(-f);
+  }
+  for (float big : {1e38f, 3e38f, -2.5e38f}) x.push_back(big);  // reciprocals in the subnormal range
+  for_each_isa([&](Isa) {
+    std::vector<float> y(x.size());
+    for (auto op : {kernels::UnaryOp::Sqrt, kernels::UnaryOp::Reciprocal}) {
+      kernels::UnaryParams p;
+      p.op = op;
+      kernels::unary(p, x.data(), y.data(), static_cast<int64_t>(x.size()));
+      for (size_t i = 0; i < x.size(); ++i) {
+        const double d = x[i];
+        const float r = static_cast<float>(op == kernels::UnaryOp::Sqrt ? std::sqrt(d) : 1.0 / d);
+        ASSERT_TRUE(std::isnan(r) ? std::isnan(y[i]) : std::memcmp(&r, &y[i], 4) == 0)
+            << (op == kernels::UnaryOp::Sqrt ? "Sqrt " : "Reciprocal ") << x[i] << ": " << y[i] << " vs " << r;
+      }
+    }
+  });
+}
+
 TEST(ElementwiseMath, ReluLeakyReluClipAreExact) {
   const std::vector<float> x = sweep(5);
   for_each_isa([&](Isa) {
@@ -363,7 +390,8 @@ TEST(ElementwiseOps, UnaryMatchesReference) {
   std::mt19937 rng(9);
   const UnaryCase cases[] = {{"Relu", 14, "", 4, 0},       {"Relu", 6, "", 4, 0},          {"LeakyRelu", 16, "", 4, 0},
                              {"Sigmoid", 13, "", 30, 2e-6}, {"Tanh", 13, "", 10, 2e-6},      {"Exp", 13, "", 80, 2e-6},
-                             {"Erf", 13, "", 5, 2e-6},       {"Gelu", 20, "none", 12, 2e-6}, {"Gelu", 20, "tanh", 12, 2e-6}};
+                             {"Erf", 13, "", 5, 2e-6},       {"Gelu", 20, "none", 12, 2e-6}, {"Gelu", 20, "tanh", 12, 2e-6},
+                             {"Sqrt", 13, "", 9, 0},         {"Reciprocal", 13, "", 3, 0}};
   for (const UnaryCase& c : cases) {
     for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{{0}, {1}, {17}, {3, 0, 2}, {2, 1, 33}, {1, 128, 3072}}) {
       OneNode n(c.op, c.opset);

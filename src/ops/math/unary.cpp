@@ -13,6 +13,7 @@
 // float32 Exp and Erf run through the vectorized kernels (kernels/elementwise.hpp).
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "kernels/elementwise.hpp"
@@ -158,9 +159,14 @@ void register_unary(Registry& r) {
                 Fn{"Exp", [](double x) { return std::exp(x); }}, Fn{"Log", [](double x) { return std::log(x); }},
                 Fn{"Ceil", [](double x) { return std::ceil(x); }}, Fn{"Floor", [](double x) { return std::floor(x); }}}) {
     auto f = fn.f;
-    const bool exp = std::string_view(fn.name) == "Exp";
-    add_same_type(r, fn.name, v1_6_13, [f, exp](const KernelInit& init) {
-      return exp ? with_fast_float(init, unary_params(kernels::UnaryOp::Exp), unary_kernel(f)) : unary_kernel(f);
+    // Float inputs on the vectorized kernels where they give the reference's results (Exp within its bound).
+    const std::string_view name = fn.name;
+    const std::optional<kernels::UnaryOp> fast = name == "Exp"          ? std::optional(kernels::UnaryOp::Exp)
+                                                 : name == "Sqrt"       ? std::optional(kernels::UnaryOp::Sqrt)
+                                                 : name == "Reciprocal" ? std::optional(kernels::UnaryOp::Reciprocal)
+                                                                        : std::nullopt;
+    add_same_type(r, fn.name, v1_6_13, [f, fast](const KernelInit& init) {
+      return fast ? with_fast_float(init, unary_params(*fast), unary_kernel(f)) : unary_kernel(f);
     });
   }
   // Round half to even: nearbyint under the default rounding mode (to nearest, ties to even).
