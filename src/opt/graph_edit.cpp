@@ -68,7 +68,7 @@ constexpr uint64_t kSmallConstant = 4096;  // elements: what inference folds to 
 
 // ---- Analysis ----
 
-Analysis::Analysis(const Model& model, const Graph& graph) : model_(model) {
+Analysis::Analysis(const Model& model, const Graph& graph, const OuterTypes* outer) : model_(model), outer_(outer) {
   for (const Value& v : graph.values()) types_[&v] = v.type;
   for (const auto& n : graph.nodes)
     if (n->graph) infer(*n);  // removed nodes wait in the list until the pass finishes
@@ -77,8 +77,10 @@ Analysis::Analysis(const Model& model, const Graph& graph) : model_(model) {
 const Type& Analysis::type(const Value* v) const {
   static const Type unknown;
   if (!v) return unknown;
-  auto it = types_.find(v);
-  return it == types_.end() ? v->type : it->second;
+  if (auto it = types_.find(v); it != types_.end()) return it->second;
+  if (outer_)
+    if (auto it = outer_->find(v); it != outer_->end()) return it->second;
+  return v->type;
 }
 
 std::optional<std::vector<int64_t>> Analysis::static_dims(const Value* v) const {
@@ -210,7 +212,8 @@ void Analysis::fold_small(const Node& n, const ops::OpDef& def, int64_t opset) {
 
 // ---- PassContext ----
 
-PassContext::PassContext(Model& m, Graph& g, const OptimizeOptions& o) : model(m), graph(g), options(o) {
+PassContext::PassContext(Model& m, Graph& g, const OptimizeOptions& o, const Analysis::OuterTypes* outer)
+    : model(m), graph(g), options(o), outer_(outer) {
   collect_names(*m.graph);
   for (const Function& f : m.functions)
     if (f.body) collect_names(*f.body);
@@ -226,7 +229,7 @@ void PassContext::collect_names(const Graph& g) {
 }
 
 const Analysis& PassContext::analysis() {
-  if (!analysis_) analysis_.emplace(model, graph);
+  if (!analysis_) analysis_.emplace(model, graph, outer_);
   return *analysis_;
 }
 

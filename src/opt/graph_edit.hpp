@@ -34,7 +34,9 @@ struct OptimizeOptions {
 // reports the problem.
 class Analysis {
  public:
-  Analysis(const Model& model, const Graph& graph);
+  // Types of values of enclosing graphs, for a subgraph's analysis (values its nodes read from outer scopes).
+  using OuterTypes = std::unordered_map<const Value*, Type>;
+  Analysis(const Model& model, const Graph& graph, const OuterTypes* outer = nullptr);
   // The inferred type where the model declares none (or no rank), else the declared one.
   const Type& type(const Value* v) const;
   // The static dims of a tensor value, nullopt when any is unknown.
@@ -54,6 +56,7 @@ class Analysis {
   void infer(const Node& n);
   void fold_small(const Node& n, const ops::OpDef& def, int64_t opset);
   const Model& model_;
+  const OuterTypes* outer_;
   std::unordered_map<const Value*, Type> types_;
   std::unordered_map<const Value*, Tensor> constants_;
   std::unordered_map<const Value*, std::vector<Dim>> dim_values_;
@@ -65,7 +68,8 @@ class Analysis {
 // so passes may keep pointers while they walk).
 class PassContext {
  public:
-  PassContext(Model& model, Graph& graph, const OptimizeOptions& options);
+  // `outer`: what is known of the enclosing graphs' values when `graph` is a subgraph (kept by the caller).
+  PassContext(Model& model, Graph& graph, const OptimizeOptions& options, const Analysis::OuterTypes* outer = nullptr);
   Model& model;
   Graph& graph;
   const OptimizeOptions& options;
@@ -114,6 +118,7 @@ class PassContext {
   size_t position(const Node& n) const;
   Node& insert_at(size_t at, const std::string& op_type, const std::string& domain, const std::vector<Value*>& inputs,
                   const std::vector<Value*>& outputs, const std::string& name);
+  const Analysis::OuterTypes* outer_;
   std::optional<Analysis> analysis_;
   std::unordered_set<std::string> names_;
   size_t name_counter_ = 0;

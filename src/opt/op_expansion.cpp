@@ -2,6 +2,7 @@
 // expand to, in the main graph and every subgraph. Not an optimization: such ops have no kernel of their own, so a
 // session does this at every optimization level, before inference and the passes (which then fuse the result).
 #include <functional>
+#include <optional>
 #include <unordered_map>
 
 #include "base/error.hpp"
@@ -105,11 +106,26 @@ const ops::OpDef* expanding_def(const Model& model, const Node& n) {
   }
 }
 
-bool expand_graph(Model& model, Graph& g, const OptimizeOptions& options) {
+// Whether `g` or a graph nested in it holds a node that expands.
+bool has_expanding_node(const Model& model, const Graph& g) {
+  for (const auto& n : g.nodes) {
+    if (expanding_def(model, *n)) return true;
+    for (const Attribute& a : n->attributes) {
+      if (a.g && has_expanding_node(model, *a.g)) return true;
+      for (const auto& sg : a.graphs)
+        if (has_expanding_node(model, *sg)) return true;
+    }
+  }
+  return false;
+}
+
+// `outer`: the types of the enclosing graphs' values (a subgraph's expansions read outer values, whose types only
+// the enclosing graph's analysis knows).
+bool expand_graph(Model& model, Graph& g, const OptimizeOptions& options, const Analysis::OuterTypes& outer) {
   bool any = false;
   // An expansion may emit ops that expand in turn; each round replaces what the previous one emitted.
   for (int round = 0; round < 8; ++round) {
-    PassContext ctx(model, g, options);
+    PassContext ctx(model, g, options, &outer);
     KnownTypes known;
     std::vector<Node*> todo;
     for (auto& n : g.nodes)
@@ -132,10 +148,22 @@ bool expand_graph(Model& model, Graph& g, const OptimizeOptions& options) {
     ctx.finish();
     any = true;
   }
+  std::optional<Analysis::OuterTypes> inner;  // this graph's types and the outer ones, for its subgraphs
   for (auto& n : g.nodes)
     for (Attribute& a : n->attributes) {
-      if (a.g) any = expand_graph(model, *a.g, options) || any;
-      for (auto& sg : a.graphs) any = expand_graph(model, *sg, options) || any;
+      std::vector<Graph*> subgraphs;
+      if (a.g) subgraphs.push_back(a.g.get());
+      for (auto& sg : a.graphs) subgraphs.push_back(sg.get());
+      for (Graph* sg : subgraphs) {
+        if (!has_expanding_node(model, *sg)) continue;
+        if (!inner) {
+          inner = outer;
+          PassContext ctx(model, g, options, &outer);
+          const Analysis& analysis = ctx.analysis();
+          for (const Value& v : g.values()) (*inner)[&v] = analysis.type(&v);
+        }
+        any = expand_graph(model, *sg, options, *inner) || any;
+      }
     }
   return any;
 }
@@ -143,10 +171,10 @@ bool expand_graph(Model& model, Graph& g, const OptimizeOptions& options) {
 }  // namespace
 
 bool expand_ops(Model& model) {
-  if (!model.graph) return false;
+  if (!model.graph || !has_expanding_node(model, *model.graph)) return false;
   OptimizeOptions options;
   options.level = 0;
-  return expand_graph(model, *model.graph, options);
+  return expand_graph(model, *model.graph, options, {});
 }
 
 }  // namespace onyx::opt

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "base/error.hpp"
 #include "opt/passes.hpp"
@@ -61,9 +62,10 @@ void align_tensors(Graph& g) {
 }
 
 // Runs the passes up to `level` on `g` in rounds until none changes anything; returns the rounds run.
-int run_passes(Model& model, Graph& g, const OptimizeOptions& options, int level, bool subgraph, OptimizeReport& report) {
+int run_passes(Model& model, Graph& g, const OptimizeOptions& options, int level, bool subgraph, OptimizeReport& report,
+               const Analysis::OuterTypes* outer = nullptr) {
   align_tensors(g);
-  PassContext ctx(model, g, options);
+  PassContext ctx(model, g, options, outer);
   // Each round runs every pass once; a pass only shrinks or fuses, so rounds end quickly. The bound guards
   // against two passes undoing each other forever.
   constexpr int kMaxRounds = 16;
@@ -91,7 +93,10 @@ int run_passes(Model& model, Graph& g, const OptimizeOptions& options, int level
 // what reads only constants (often the outer graph's weights: a merged decoder's whole model sits in an If branch
 // and dequantizes or transposes its weights there), identities, dead code and the fusions. The layout pass
 // (level 3) stays on the main graph.
-void optimize_subgraphs(Model& model, Graph& g, const OptimizeOptions& options, OptimizeReport& report) {
+// `outer`: the types of the values of the graphs enclosing `g`, which its subgraphs' analyses read.
+void optimize_subgraphs(Model& model, Graph& g, const OptimizeOptions& options, OptimizeReport& report,
+                        const Analysis::OuterTypes& outer) {
+  std::optional<Analysis::OuterTypes> inner;  // g's types (after its passes) with the outer ones
   for (auto& n : g.nodes) {
     if (!n->graph) continue;  // removed
     for (Attribute& a : n->attributes) {
@@ -99,8 +104,13 @@ void optimize_subgraphs(Model& model, Graph& g, const OptimizeOptions& options, 
       if (a.g) subgraphs.push_back(a.g.get());
       for (auto& sg : a.graphs) subgraphs.push_back(sg.get());
       for (Graph* sg : subgraphs) {
-        run_passes(model, *sg, options, std::min(options.level, 2), true, report);
-        optimize_subgraphs(model, *sg, options, report);
+        if (!inner) {
+          inner = outer;
+          const Analysis analysis(model, g, &outer);
+          for (const Value& v : g.values()) (*inner)[&v] = analysis.type(&v);
+        }
+        run_passes(model, *sg, options, std::min(options.level, 2), true, report, &*inner);
+        optimize_subgraphs(model, *sg, options, report, *inner);
       }
     }
   }
@@ -124,7 +134,7 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   }
   if (options.level > 0) {
     report.rounds = run_passes(model, g, options, options.level, false, report);
-    optimize_subgraphs(model, g, options, report);
+    optimize_subgraphs(model, g, options, report, {});
   }
   // IR 3 requires every initializer to be a graph input; folded values are constants, not inputs. IR 4 only
   // drops that requirement, so a model that gained such initializers is written as IR 4.

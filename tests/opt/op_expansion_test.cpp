@@ -85,6 +85,35 @@ TEST(OpExpansion, SubgraphsExpandToo) {
   }
 }
 
+TEST(OpExpansion, SubgraphExpansionsKnowTheOuterValuesTypes) {
+  // The branch's QuickGelu needs its input's element type: the input is an outer value computed by the main graph
+  // (no declared type), and a quantized op in a branch reads outer 8-bit tensors the same way.
+  GraphSpec then_branch(17), else_branch(17);
+  then_branch.node("QuickGelu", {"s"}, {"t"}, {{"alpha", 1.0f}}, kMs).output("t", DataType::Float, {3});
+  else_branch.node("Neg", {"s"}, {"e"}).output("e", DataType::Float, {3});
+  GraphSpec g(17);
+  g.import(kMs, 1)
+      .input("x", DataType::Float, {3})
+      .input("c", DataType::Bool, {})
+      .node("Add", {"x", "x"}, {"s"})
+      .node("If", {"c"}, {"y"})
+      .graph_attr("then_branch", then_branch)
+      .graph_attr("else_branch", else_branch)
+      .output("y", DataType::Float, {3});
+  Session s = Session::from_bytes(g.bytes());
+  Tensor x = Tensor::allocate(DataType::Float, {3});
+  const std::vector<float> xs = {-1.0f, 0.25f, 2.0f};
+  std::copy(xs.begin(), xs.end(), x.mutable_data<float>());
+  Tensor c = Tensor::allocate(DataType::Bool, {});
+  c.mutable_data<bool>()[0] = true;
+  auto out = s.run({{"x", Datum::of(x)}, {"c", Datum::of(c)}});
+  const float* y = out.at(0).second.tensor.data<float>();
+  for (size_t i = 0; i < 3; ++i) {
+    const float v = 2 * xs[i];
+    EXPECT_NEAR(y[i], v / (1 + std::exp(-v)), 1e-6f) << i;
+  }
+}
+
 TEST(OpExpansion, UnsupportedFormsAreRefusedNamingTheNode) {
   GraphSpec g(17);
   g.import(kMs, 1)
