@@ -37,6 +37,7 @@ class Mover {
     for (size_t k = 0; k < g.node.size(); ++k) {
       pb::Node& n = g.node[k];
       for (pb::Attribute& a : n.attribute) {
+        if (!a.g && a.graphs.empty()) continue;
         const std::string inner = cat(where, " > node '", n.name.value_or(""), "' attribute '", a.name.value_or(""), "'");
         if (a.g) graph(*a.g, inner);
         for (pb::Graph& sg : a.graphs) graph(sg, inner);
