@@ -230,6 +230,47 @@ def test_attention_takes_the_fast_path_and_packs_projections(tmp_path):
     assert "MatMul" not in ops
 
 
+def dynamic_quantize(x):
+    """DynamicQuantizeLinear's uint8 quantization (range including 0, zero point rounded half to even)."""
+    lo, hi = min(0.0, float(x.min())), max(0.0, float(x.max()))
+    scale = np.float32((hi - lo) / 255)
+    zp = np.uint8(np.clip(np.rint(-lo / scale), 0, 255))
+    q = np.clip(np.rint(x / scale) + zp, 0, 255).astype(np.uint8)
+    return q, scale, zp
+
+
+@pytest.mark.parametrize("opset", [11, 21])
+@pytest.mark.parametrize("per_column", [False, True])
+def test_qattention_after_dynamic_quantization(opset, per_column, tmp_path):
+    # What ONNX Runtime's quantize_dynamic writes for an optimized BERT's Attention: DynamicQuantizeLinear of the
+    # float input feeding QAttention with int8 weights (a per-tensor or per-column scale) and a float bias.
+    b, s, hin, heads = 2, 5, 12, 3
+    x, w, bias = randn(b, s, hin), randn(hin, 36), randn(36)
+    w_scale = (np.abs(w).max(axis=0) / 127).astype(np.float32) if per_column else np.float32(np.abs(w).max() / 127)
+    w_q = np.clip(np.rint(w / w_scale), -127, 127).astype(np.int8)
+    mask = raw_mask(b, s)
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+             helper.make_node("QAttention", ["xq", "Wq", "B", "xs", "Ws", "mask", "xz"], ["y"], domain="com.microsoft",
+                              num_heads=heads, unidirectional=1)]
+    inits = [numpy_helper.from_array(w_q, "Wq"), numpy_helper.from_array(bias, "B"),
+             numpy_helper.from_array(np.asarray(w_scale, np.float32), "Ws")]
+    model = make_model(nodes, [("x", tensor_type(F, [b, s, hin])), ("mask", tensor_type(I32, [b, s]))],
+                       [("y", tensor_type(F))], initializers=inits, opset=opset, extra_opsets=MS)
+    xq, xs, xz = dynamic_quantize(x)
+    # The integer product scaled back: the same as the float attention of the dequantized operands.
+    x_deq = (xq.astype(np.float64) - xz) * xs
+    w_deq = w_q.astype(np.float64) * w_scale
+    want = ref_attention(x_deq, w_deq, bias, heads, mask=mask, causal=True)[0]
+    for optimize in (True, False):
+        close(run(model, {"x": x, "mask": mask}, optimize)[0], want)
+    # The projection becomes one MatMulIntegerToFloat (the VNNI kernel) and the attention the fast Attention.
+    path, out = tmp_path / "q.onnx", tmp_path / "opt.onnx"
+    path.write_bytes(model)
+    onyx.optimize(str(path), str(out))
+    ops = [n.op_type for n in onyx.load(str(out)).graph.nodes]
+    assert ops.count("MatMulIntegerToFloat") == 1 and ops.count("Attention") == 1 and "MatMulInteger" not in ops, ops
+
+
 def test_attention_refuses_unsupported_forms():
     b, s, hin, heads = 1, 4, 6, 2
     w = randn(hin, 12)

@@ -13,6 +13,11 @@
 //       their first B values, the key lengths, as ORT's CPU kernel does. unidirectional: query i sees key j only
 //       when j <= i + P (the others get the type's lowest value, replacing the mask's as ORT does). scale 0 (the
 //       default) means 1/sqrt(h). present stacks past + new keys and values.
+//   QAttention(input (8-bit) [B,S,Hin], weight (8-bit) [Hin, 3H], bias [3H], input_scale, weight_scale (one value
+//             or [3H]), mask_index?, input_zero_point?, weight_zero_point? (one value or [3H]), past?)
+//             -> output [B,S,H], present?
+//       Attention whose projection is (input - input_zp) x (weight - weight_zp) * input_scale * weight_scale + bias
+//       (what ONNX Runtime's dynamic quantization makes of Attention, the input from DynamicQuantizeLinear).
 //   MultiHeadAttention(query [B,S,D], key?, value?, bias? [D+D+Dv], key_padding_mask? (int32), attention_bias?,
 //             past_key? [B,N,P,h], past_value?, past_sequence_length?, cache_indirection?)
 //             -> output [B,S,Dv], present_key? [B,N,T,h], present_value?, qk?
@@ -223,13 +228,31 @@ int64_t num_heads(E& ctx) {
 // ---------------------------------------------------------------------------------------------------------------
 // Attention
 
-void expand_attention(E& ctx) {
+// Where Attention and QAttention keep their inputs (after input, weights and bias, which both have first).
+struct AttentionInputs {
+  bool quantized;          // QAttention: 8-bit input and weights, the projection an integer product
+  size_t mask, past, bias;  // mask_index, past, attention_bias (SIZE_MAX: the op has none)
+};
+constexpr size_t kNone = SIZE_MAX;
+
+// The merged Q/K/V projection of QAttention: the integer product of the 8-bit input and weights, scaled by
+// input_scale * weight_scale (per tensor or per column), plus the float bias. In the form matmul-integer-fusion
+// turns into one MatMulIntegerToFloat.
+Value* quantized_projection(E& ctx, Builder& b, D dt) {
+  Value* acc = b.op("MatMulInteger", {ctx.input(0), ctx.input(1), ctx.input(6), ctx.input(7)});
+  Value* y = b.op("Mul", {b.op("Cast", {acc}, E::attributes(make_attr_int("to", static_cast<int64_t>(dt)))),
+                          b.op("Mul", {ctx.input(3), ctx.input(4)})});
+  return b.op("Add", {y, ctx.input(2)});
+}
+
+void expand_attention_with(E& ctx, const AttentionInputs& in) {
   Builder b(ctx);
   const int64_t heads = num_heads(ctx);
   refuse_attr(ctx, "do_rotary");
   refuse_attr(ctx, "past_present_share_buffer");
-  if (ctx.has_input(6)) ctx.error("input past_sequence_length (for past_present_share_buffer) is not supported");
-  const D dt = known_dtype(ctx, 0);
+  if (!in.quantized && ctx.has_input(6))
+    ctx.error("input past_sequence_length (for past_present_share_buffer) is not supported");
+  const D dt = known_dtype(ctx, in.quantized ? 2 : 0);
   if (const int64_t r = ctx.input_rank(0); r >= 0 && r != 3) ctx.error(cat("input must be 3-D, got rank ", r));
 
   // Split sizes of the merged projection.
@@ -253,7 +276,10 @@ void expand_attention(E& ctx) {
     }
   }
   std::vector<Value*> qkv(3);
-  if (w) {
+  if (in.quantized) {
+    std::vector<Value*> parts = b.split(quantized_projection(ctx, b, dt), 2, sizes, 3);
+    for (size_t p = 0; p < 3; ++p) qkv[p] = split_heads(b, parts[p], heads);
+  } else if (w) {
     // One product with the merged weight (one GEMM of all the columns, the weight packed as it is in the file),
     // then the result split into Q, K and V.
     if (const Tensor* bias = ctx.has_input(2) ? ctx.input_value(2) : nullptr;
@@ -274,22 +300,25 @@ void expand_attention(E& ctx) {
   }
   Value* k4 = qkv[1], *v4 = qkv[2];
   MaskSpec m;
-  if (ctx.has_input(4)) {
+  if (in.past != kNone && ctx.has_input(in.past)) {
     // past [2, B, N, P, h]: keys then values, before the new ones.
-    Value* past = ctx.input(4);
+    Value* past = ctx.input(in.past);
     k4 = b.concat({b.op("Gather", {past, ctx.scalar(D::Int64, 0)}), k4}, 2);
     v4 = b.concat({b.op("Gather", {past, ctx.scalar(D::Int64, 1)}), v4}, 2);
     m.past_len = b.dim0(past, 3);
   }
   if (ctx.output_wanted(1)) b.concat({b.unsqueeze(k4, {0}), b.unsqueeze(v4, {0})}, 0, ctx.output(1));
-  m.mask = ctx.input(3);
-  m.mask_rank = ctx.input_rank(3);
+  m.mask = ctx.input(in.mask);
+  m.mask_rank = ctx.input_rank(in.mask);
   m.starts_allowed = true;
-  m.bias = ctx.input(5);
+  m.bias = in.bias != kNone ? ctx.input(in.bias) : nullptr;
   m.causal = ctx.attrs.get_int("unidirectional", 0) != 0;
   m.filter = ctx.attrs.get_float("mask_filter_value", -10000.0f);
   attend(b, qkv[0], k4, v4, build_mask(b, m, dt, qkv[0], k4), ctx.attrs.get_float("scale", 0.0f));
 }
+
+void expand_attention(E& ctx) { expand_attention_with(ctx, {false, 3, 4, 5}); }
+void expand_qattention(E& ctx) { expand_attention_with(ctx, {true, 5, 8, kNone}); }
 
 void infer_attention(InferContext& ctx) {
   const D dt = ctx.input_dtype(0);
@@ -310,6 +339,16 @@ void infer_attention(InferContext& ctx) {
     else if (!ctx.has_input(4)) total = dim_of(ctx, 0, 1);
     ctx.set_output(1, Type::tensor(dt, shape_from({known_dim(2), dim_of(ctx, 0, 0), known_dim(heads), total, h})));
   }
+}
+
+// QAttention: outputs of the float type of its bias; the output [B, S, H] with H a third of the weight's columns.
+void infer_qattention(InferContext& ctx) {
+  const D dt = ctx.input_dtype(2);
+  const bool x3 = input_rank(ctx, 0) == 3;
+  Dim h;
+  if (auto total = static_dim(ctx, 1, 1); total && *total % 3 == 0) h = known_dim(*total / 3);
+  ctx.set_output(0, Type::tensor(dt, x3 ? shape_from({dim_of(ctx, 0, 0), dim_of(ctx, 0, 1), h}) : Shape{}));
+  if (ctx.output_types.size() > 1) ctx.set_output(1, Type::tensor(dt));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -590,6 +629,12 @@ void register_contrib_attention(Registry& r) {
   // Attention: T for input, weights, bias, past, attention_bias; M (int32) for mask_index, past_sequence_length.
   r.add(OpDef{kDomain, "Attention", 1, {{{0, 1, 2, 4, 5}, kAttentionFloats}, {{3, 6}, {D::Int32}}}, infer_attention,
               nullptr, expand_attention});
+  // QAttention: T1 (8-bit) for input and its zero point, T2 (8-bit) for weight and its zero point, T3 for bias,
+  // scales and past, T4 (int32) for mask_index.
+  r.add(OpDef{kDomain, "QAttention", 1,
+              {{{0, 6}, {D::UInt8, D::Int8}}, {{1, 7}, {D::UInt8, D::Int8}}, {{2, 3, 4, 8}, {D::Float, D::Float16}},
+               {{5}, {D::Int32}}},
+              infer_qattention, nullptr, expand_qattention});
   r.add(OpDef{kDomain, "MultiHeadAttention", 1, {{{0, 1, 2, 3, 5, 6, 7}, kAttentionFloats}, {{4, 8, 9}, {D::Int32}}},
               infer_mha, nullptr, expand_mha});
   r.add(OpDef{kDomain, "RotaryEmbedding", 1, {{{0, 2, 3}, kAttentionFloats}, {{1}, {D::Int64}}},
