@@ -1,7 +1,6 @@
 // Replaces the nodes of ops defined by other ops (OpDef::expand: ONNX Runtime's contrib ops) by the nodes they
 // expand to, in the main graph and every subgraph. Not an optimization: such ops have no kernel of their own, so a
 // session does this at every optimization level, before inference and the passes (which then fuse the result).
-#include <functional>
 #include <optional>
 #include <unordered_map>
 
@@ -127,12 +126,12 @@ bool expand_graph(Model& model, Graph& g, const OptimizeOptions& options, const 
   for (int round = 0; round < 8; ++round) {
     PassContext ctx(model, g, options, &outer);
     KnownTypes known;
-    std::vector<Node*> todo;
+    std::vector<std::pair<Node*, const ops::OpDef*>> todo;
     for (auto& n : g.nodes)
-      if (expanding_def(model, *n)) todo.push_back(n.get());
+      if (const ops::OpDef* def = expanding_def(model, *n)) todo.emplace_back(n.get(), def);
     if (todo.empty()) break;
-    for (Node* n : todo) {
-      const ops::OpDef& def = *expanding_def(model, *n);
+    for (auto [n, def_ptr] : todo) {
+      const ops::OpDef& def = *def_ptr;
       const std::string label = n->label();
       try {
         Expansion e(ctx, *n, *model.opset(n->domain), known);

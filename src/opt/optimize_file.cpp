@@ -20,6 +20,7 @@ OptimizeReport optimize_file(const std::filesystem::path& in, const std::filesys
   check::accept_with_warnings(src);
   check::check_model_or_throw(src);
   Model model = build_model(src);
+  expand_ops(model);
   OptimizeReport report = optimize(model, options);
   pb::ModelDocument doc = model_to_document(model);
   doc.dir = src.dir;

@@ -123,7 +123,6 @@ OptimizeReport optimize(Model& model, const OptimizeOptions& options) {
   if (!model.graph) return report;
   Graph& g = *model.graph;
   report.nodes_before = g.nodes.size();
-  expand_ops(model);
   if (options.constant_initializer_inputs) {
     std::vector<Value*> kept;
     for (Value* v : g.inputs) {

@@ -33,8 +33,8 @@ struct OptimizeReport {
 OptimizeReport optimize(Model& model, const OptimizeOptions& options);
 
 // Replaces every node of an op defined by other ops (ops::OpDef::expand: ONNX Runtime's contrib ops) by the nodes
-// it expands to, in the main graph and its subgraphs; `optimize` starts with it, and a session runs it at every
-// level. Errors name the model, graph and node. Returns whether anything changed.
+// it expands to, in the main graph and its subgraphs; sessions (at every level) and `onyx optimize` run it before
+// `optimize`. Errors name the model, graph and node. Returns whether anything changed.
 bool expand_ops(Model& model);
 
 // "basic" / "extended" / "all" (or "layout") / "0".."3" -> level; an error naming the accepted values otherwise.

@@ -40,12 +40,8 @@ using D = DataType;
 constexpr const char* kDomain = "com.microsoft";
 const std::vector<D> kHalfAndFloat = {D::Float, D::Float16, D::BFloat16, D::Double};
 
-// The first `outputs_like_input` outputs: input 0's type and shape.
-InferFn infer_like_input0(size_t outputs_like_input = 1) {
-  return [outputs_like_input](InferContext& ctx) {
-    for (size_t i = 0; i < std::min(outputs_like_input, ctx.output_types.size()); ++i) infer_same_as_input(ctx, 0, i);
-  };
-}
+// Output 0: input 0's type and shape.
+void infer_like_input0(InferContext& ctx) { infer_same_as_input(ctx); }
 
 Value* gelu(ExpandContext& ctx, Value* x, const char* approximate, Value* out) {
   std::vector<Attribute> attrs;
@@ -214,20 +210,20 @@ void infer_embed_layer_norm(InferContext& ctx) {
 void register_contrib_nn(Registry& r) {
   const TypeConstraint all_float{{-1}, kHalfAndFloat};
 
-  r.add(OpDef{kDomain, "Gelu", 1, {all_float}, infer_like_input0(), nullptr,
+  r.add(OpDef{kDomain, "Gelu", 1, {all_float}, infer_like_input0, nullptr,
               [](ExpandContext& ctx) { gelu(ctx, ctx.input(0), "none", ctx.output(0)); }});
 
-  r.add(OpDef{kDomain, "FastGelu", 1, {all_float}, infer_like_input0(), nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kDomain, "FastGelu", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
                 Value* x = ctx.input(0);
                 if (ctx.has_input(1)) x = ctx.emit1("Add", {x, ctx.input(1)});
                 gelu(ctx, x, "tanh", ctx.output(0));
               }});
 
-  r.add(OpDef{kDomain, "BiasGelu", 1, {all_float}, infer_like_input0(), nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kDomain, "BiasGelu", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
                 gelu(ctx, ctx.emit1("Add", {ctx.input(0), ctx.input(1)}), "none", ctx.output(0));
               }});
 
-  r.add(OpDef{kDomain, "QuickGelu", 1, {all_float}, infer_like_input0(), nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kDomain, "QuickGelu", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
                 const float alpha = ctx.attrs.get_float("alpha", 1.702f);
                 const D dt = ctx.input_dtype(0);
                 if (dt == D::Undefined) ctx.error("the element type of input 0 is not known");
@@ -236,7 +232,7 @@ void register_contrib_nn(Registry& r) {
                 ctx.emit1("Mul", {ctx.input(0), gate}, {}, ctx.output(0));
               }});
 
-  r.add(OpDef{kDomain, "BiasAdd", 1, {all_float}, infer_like_input0(), nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kDomain, "BiasAdd", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
                 Value* s = ctx.emit1("Add", {ctx.input(0), ctx.input(1)});
                 ctx.emit1("Add", {s, ctx.input(2)}, {}, ctx.output(0));
               }});

@@ -58,10 +58,9 @@ bool is_8bit(D t) { return t == D::UInt8 || t == D::Int8; }
 bool is_16bit(D t) { return t == D::UInt16 || t == D::Int16; }
 bool is_4bit(D t) { return t == D::UInt4 || t == D::Int4; }
 
-// Emits a one-output node; trailing omitted inputs are dropped (a node lists only the inputs it has).
+// Emits a one-output node (emit drops trailing omitted inputs).
 Value* op(ExpandContext& ctx, const std::string& type, std::vector<Value*> in, std::vector<Attribute> at = {},
           Value* out = nullptr, const std::string& domain = "") {
-  while (!in.empty() && !in.back()) in.pop_back();
   return ctx.emit1(type, std::move(in), std::move(at), out, domain);
 }
 
