@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 
 #include "base/error.hpp"
 #include "ir/scalar.hpp"
@@ -230,9 +231,11 @@ const OpDef* Registry::find(std::string_view domain, std::string_view op_type, i
 }
 
 std::vector<int> Registry::versions(std::string_view domain, std::string_view op_type) const {
+  // The map orders by (domain, op_type, version): one op's versions are adjacent, ascending.
   std::vector<int> v;
-  for (const auto& [key, def] : defs_)
-    if (std::get<0>(key) == domain && std::get<1>(key) == op_type) v.push_back(std::get<2>(key));
+  for (auto it = defs_.lower_bound(std::make_tuple(std::string(domain), std::string(op_type), INT_MIN));
+       it != defs_.end() && std::get<0>(it->first) == domain && std::get<1>(it->first) == op_type; ++it)
+    v.push_back(std::get<2>(it->first));
   return v;
 }
 

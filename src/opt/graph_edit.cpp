@@ -244,6 +244,7 @@ std::string PassContext::fresh_name(const std::string& base) {
 }
 
 Value& PassContext::add_initializer(const std::string& base, Tensor t) {
+  ++edits_;
   std::string name = fresh_name(base);
   t.set_name(name);
   auto it = graph.initializers.emplace(name, std::move(t)).first;
@@ -256,6 +257,7 @@ Value& PassContext::add_initializer(const std::string& base, Tensor t) {
 }
 
 void PassContext::make_initializer(Value& v, Tensor t) {
+  ++edits_;
   if (v.producer) {
     Node& p = *v.producer;
     p.outputs[static_cast<size_t>(v.producer_output)] = nullptr;
@@ -295,6 +297,7 @@ size_t PassContext::position(const Node& n) const {
 Node& PassContext::insert_at(size_t at, const std::string& op_type, const std::string& domain,
                              const std::vector<Value*>& inputs, const std::vector<Value*>& outputs,
                              const std::string& name) {
+  ++edits_;
   auto node = std::make_unique<Node>();
   Node& n = *node;
   n.graph = &graph;
@@ -320,6 +323,7 @@ Node& PassContext::insert_at(size_t at, const std::string& op_type, const std::s
 }
 
 void PassContext::remove_node(Node& n) {
+  ++edits_;
   if (!alive(&n)) return;
   for (Value* v : n.inputs)
     if (v) erase_one(v->consumers, &n);
@@ -343,12 +347,14 @@ void PassContext::remove_node(Node& n) {
 }
 
 void PassContext::set_input(Node& n, size_t i, Value* v) {
+  ++edits_;
   if (n.inputs[i]) erase_one(n.inputs[i]->consumers, &n);
   n.inputs[i] = v;
   if (v) v->consumers.push_back(&n);
 }
 
 void PassContext::set_output(Node& n, size_t i, Value* v) {
+  ++edits_;
   if (Value* old = n.outputs[i]) {
     old->producer = nullptr;
     old->producer_output = -1;
@@ -382,6 +388,7 @@ bool PassContext::can_substitute(const Value* from, const Value* to) const {
 }
 
 void PassContext::substitute(Value* from, Value* to) {
+  ++edits_;
   auto rewire = [&](Value* a, Value* b) {
     std::vector<Node*> readers = a->consumers;
     std::vector<Node*> seen;
@@ -418,6 +425,7 @@ void PassContext::finish() {
   graph.nodes.erase(std::remove_if(graph.nodes.begin(), graph.nodes.end(), [](const auto& n) { return !n->graph; }),
                     graph.nodes.end());
   analysis_.reset();
+  edits_ = 0;
   // Edits keep the order, but a wrong order would break the session: verify and repair (stable).
   std::unordered_set<const Value*> ready;
   bool ordered = true;

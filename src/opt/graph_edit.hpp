@@ -109,8 +109,10 @@ class PassContext {
   // instead and the readers of `to` read `from`. Check can_substitute first (before removing nodes).
   void substitute(Value* from, Value* to);
 
-  // Puts the graph's nodes back in order, drops removed nodes and renumbers them.
+  // Puts the graph's nodes back in order, drops removed nodes and renumbers them; drops the analysis.
   void finish();
+  // Whether an edit (the methods above) happened since the last finish().
+  bool edited() const { return edits_ != 0; }
   bool alive(const Node* n) const { return n->graph != nullptr; }
 
  private:
@@ -120,6 +122,7 @@ class PassContext {
                   const std::vector<Value*>& outputs, const std::string& name);
   const Analysis::OuterTypes* outer_;
   std::optional<Analysis> analysis_;
+  uint64_t edits_ = 0;
   std::unordered_set<std::string> names_;
   size_t name_counter_ = 0;
 };

@@ -75,7 +75,9 @@ int run_passes(Model& model, Graph& g, const OptimizeOptions& options, int level
     for (const PassInfo& p : passes()) {
       if (p.level > level || (subgraph && !p.in_subgraphs)) continue;
       bool changed = p.run(ctx);
-      ctx.finish();
+      // A pass that changed nothing leaves the analysis valid for the next one (it costs a whole-graph
+      // inference to rebuild).
+      if (changed || ctx.edited()) ctx.finish();
       if (!changed) continue;
       any = true;
       auto it = report.applied.begin();
