@@ -12,20 +12,21 @@ constexpr auto f32 = memory::data_type::f32;
 namespace {
 
 // Whether oneDNN's Winograd (F(2x2,3x3) or F(4x4,3x3), AVX-512 only, on nChw16c) should replace the direct
-// kernel for `pixels` output pixels (N * OH * OW). Measured against the NHWC direct kernel, layout conversions
-// included, on the benchmark CPU: 1.3-3x faster for 3x3 stride-1 convolutions with C >= 16 (ResNet, VGG, DenseNet,
-// Inception, SqueezeNet shapes), slower for C < 16, and 2.2-2.4x slower when the output's 16-channel blocks number
-// a prime >= 11 (M = 176, 208: its output blocking then degrades to single blocks). Its weights cost more to make:
-// oneDNN transforms them single-threaded at 25-110 ns per weight (more for larger layers: ISNet's 512x1024x3x3 took
-// 0.5 s), into 1.8-4x the memory, while a run saves time in proportion to the output's pixels. Outputs of 56x56
-// repay the transform within about a run, 28x28 within about six, 14x14 within dozens: only outputs of 56x56 pixels
-// and more take it, which keeps session creation near the direct kernel's (ISNet's deep 32x32 layers alone cost
-// 1.3 s of transforms). Results differ from the direct kernel's by about 2e-6 of the output's scale (the
-// transforms round differently).
+// kernel for `pixels` output pixels (N * OH * OW). Measured per layer on ISNet (1024x1024 input), VGG-19 and
+// DenseNet-121 against the NHWC direct kernel, layout conversions included (Intel Xeon, AVX-512): F(4x4,3x3),
+// which oneDNN takes for the wider layers, runs 2-2.7x faster from 56x56 outputs on; F(2x2,3x3) 1.2-1.4x faster
+// with M >= 64, but with M = 16 or 32 no faster at 64x64 outputs and up to 2.5x slower at 256x256 and more. Also
+// slower for C < 16, and 2.2-2.4x slower when the output's 16-channel blocks number a prime >= 11 (M = 176, 208:
+// its output blocking then degrades to single blocks). Its weights cost more to make: oneDNN transforms them
+// single-threaded, 10-40 ns per weight for F(2x2,3x3) and 150-280 ns for F(4x4,3x3) (ISNet's 256x1024x3x3:
+// 0.34 s), into 1.8-4x the memory, while a run saves time in proportion to the output's pixels: at 56x56-64x64
+// outputs F(4x4,3x3) repays its transform within 3-6 runs (VGG-19: 0.14 s more at creation, 22% less per run),
+// at 128x128 within about one; at 28x28 it would take dozens. Results differ from the direct kernel's by about
+// 2e-6 of the output's scale (the transforms round differently).
 bool winograd_pays(const ConvShape& s, int64_t pixels) {
   using Pair = std::array<int64_t, 2>;
   if (pixels < 56 * 56 || s.group != 1 || s.kernel != Pair{3, 3} || s.strides != Pair{1, 1} ||
-      s.dilations != Pair{1, 1} || s.C < 16 || s.M < 16)
+      s.dilations != Pair{1, 1} || s.C < 16 || s.M < 64)
     return false;
   const int64_t blocks = (s.M + 15) / 16;
   bool prime = blocks >= 11;

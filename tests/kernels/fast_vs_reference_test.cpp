@@ -344,10 +344,10 @@ TEST(FastKernels, NhwcConvMatchesReference) {
   }
 }
 
-// 3x3 stride-1 convolutions with C >= 16 and 3136 (56x56) output pixels or more run oneDNN's Winograd (on CPUs with
-// AVX-512) in its blocked layout, NCHW (Conv) and NHWC (NhwcConv, with residual sum and activation) tensors
-// converted around it; other shapes, smaller outputs and output channel blocks that Winograd handles badly (11
-// blocks of 16) keep the direct kernel.
+// 3x3 stride-1 convolutions with C >= 16, M >= 64 and 3136 (56x56) output pixels or more run oneDNN's Winograd
+// (on CPUs with AVX-512) in its blocked layout, NCHW (Conv) and NHWC (NhwcConv, with residual sum and activation)
+// tensors converted around it; other shapes, smaller outputs and output channel blocks that Winograd handles badly
+// (11 blocks of 16) keep the direct kernel.
 TEST(FastKernels, WinogradConvMatchesReference) {
   std::mt19937 rng(23);
   const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
@@ -356,8 +356,8 @@ TEST(FastKernels, WinogradConvMatchesReference) {
     bool winograd;
   };
   // Two images: 2 * H * W output pixels, Winograd from 3136.
-  const Case cases[] = {{16, 32, 40, 40, true}, {48, 16, 41, 39, true}, {20, 40, 40, 40, true}, {8, 32, 40, 40, false},
-                        {16, 176, 40, 40, false}, {32, 32, 28, 28, false}};
+  const Case cases[] = {{16, 64, 40, 40, true},  {48, 80, 41, 39, true},   {20, 96, 40, 40, true}, {8, 64, 40, 40, false},
+                        {16, 176, 40, 40, false}, {32, 32, 40, 40, false}, {32, 64, 28, 28, false}};
   for (const Case& c : cases) {
     for (bool nhwc : {false, true}) {
       OneNode n(nhwc ? "NhwcConv" : "Conv", nhwc ? 1 : 11, nhwc ? "ai.onyx" : "");
