@@ -98,12 +98,6 @@ bool is_constant_node(const Node& n) {
   return n.op_type == "Constant" && (n.domain.empty() || n.domain == "ai.onnx");
 }
 
-bool is_random_op(const Node& n) {
-  static const std::unordered_set<std::string> k = {"RandomNormal", "RandomNormalLike", "RandomUniform",
-                                                     "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"};
-  return k.count(n.op_type) > 0;
-}
-
 }  // namespace
 
 struct Session::Impl {
@@ -188,8 +182,8 @@ struct Session::Impl {
   }
 
   // Runs a node at creation when all its inputs are known constants and small, to give inference values.
-  void fold_if_constant(const Node& n, ops::Kernel& kernel, int64_t opset) {
-    if (is_random_op(n) || n.outputs.empty()) return;
+  void fold_if_constant(const Node& n, const ops::OpDef& def, ops::Kernel& kernel, int64_t opset) {
+    if (!def.deterministic || n.outputs.empty()) return;
     for (const Attribute& a : n.attributes)
       if (a.g || !a.graphs.empty()) return;
     std::vector<Datum> holders;
@@ -276,7 +270,7 @@ struct Session::Impl {
           }
           for (const Value* v : n.outputs) init.output_types.push_back(v ? &v->type : nullptr);
           step.kernel = def->kernel(init);
-          fold_if_constant(n, *step.kernel, step.opset);
+          fold_if_constant(n, *def, *step.kernel, step.opset);
         }
         for (size_t i = 0; i < n.inputs.size(); ++i) {
           auto it = n.inputs[i] ? packing.find(n.inputs[i]) : packing.end();

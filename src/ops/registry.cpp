@@ -239,6 +239,24 @@ std::vector<int> Registry::versions(std::string_view domain, std::string_view op
   return v;
 }
 
+void Registry::set_nondeterministic(std::string_view domain, std::string_view op_type) {
+  bool any = false;
+  for (auto it = defs_.lower_bound(std::make_tuple(std::string(domain), std::string(op_type), INT_MIN));
+       it != defs_.end() && std::get<0>(it->first) == domain && std::get<1>(it->first) == op_type; ++it) {
+    it->second.deterministic = false;
+    any = true;
+  }
+  if (!any) fail("op ", op_type, " is marked not deterministic before any version of it is registered");
+}
+
+bool Registry::deterministic(std::string_view domain, std::string_view op_type) const {
+  if (domain == "ai.onnx") domain = "";
+  for (auto it = defs_.lower_bound(std::make_tuple(std::string(domain), std::string(op_type), INT_MIN));
+       it != defs_.end() && std::get<0>(it->first) == domain && std::get<1>(it->first) == op_type; ++it)
+    if (!it->second.deterministic) return false;
+  return true;
+}
+
 const OpDef& Registry::resolve(const Node& node, int64_t opset) const {
   std::string domain = node.domain == "ai.onnx" ? "" : node.domain;
   auto since = spec::resolve_since_version(domain, node.op_type, opset);

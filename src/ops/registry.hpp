@@ -226,6 +226,9 @@ struct OpDef {
   // Set for ops defined by other ops (see ExpandContext): the node is replaced at load, before `infer` would
   // matter to a kernel; `infer` still gives types to the graph analysis that runs before the replacement.
   ExpandFn expand = nullptr;
+  // False for ops whose outputs are not a function of their inputs and attributes (random generators and
+  // Dropout, which may draw a mask): such nodes are never folded at creation nor run for inference values.
+  bool deterministic = true;
 };
 
 class Registry {
@@ -235,6 +238,10 @@ class Registry {
   const OpDef& resolve(const Node& node, int64_t opset) const;
   const OpDef* find(std::string_view domain, std::string_view op_type, int since_version) const;
   std::vector<int> versions(std::string_view domain, std::string_view op_type) const;
+  // Marks every registered version of an op as not deterministic (see OpDef::deterministic).
+  void set_nondeterministic(std::string_view domain, std::string_view op_type);
+  // False when some version of the op is not deterministic; true for ops not registered.
+  bool deterministic(std::string_view domain, std::string_view op_type) const;
   const std::map<std::tuple<std::string, std::string, int>, OpDef>& all() const { return defs_; }
 
  private:

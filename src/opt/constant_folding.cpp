@@ -2,7 +2,6 @@
 // once, here, and its outputs become initializers. Not folded: random ops (their result is not a function of the
 // inputs), nodes with subgraphs, model-local function calls, nodes the session could not bind, and results whose
 // size is unknown or above OptimizeOptions::fold_limit_bytes (a huge constant stays computed at run time).
-#include <unordered_set>
 
 #include "base/error.hpp"
 #include "ops/registry.hpp"
@@ -12,10 +11,7 @@ namespace onyx::opt {
 namespace {
 
 bool deterministic(const Node& n) {
-  static const std::unordered_set<std::string> random = {"RandomNormal",      "RandomNormalLike", "RandomUniform",
-                                                          "RandomUniformLike", "Multinomial",      "Bernoulli",
-                                                          "Dropout"};
-  if (n.domain.empty() && random.count(n.op_type)) return false;
+  if (!ops::builtin_registry().deterministic(n.domain, n.op_type)) return false;
   for (const Attribute& a : n.attributes)
     if (a.g || !a.graphs.empty()) return false;
   return true;

@@ -16,13 +16,6 @@ namespace onyx::opt {
 
 namespace {
 
-// Ops whose result is not a function of their inputs.
-bool is_random_op(const Node& n) {
-  static const std::unordered_set<std::string> k = {"RandomNormal", "RandomNormalLike", "RandomUniform",
-                                                     "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"};
-  return n.domain.empty() && k.count(n.op_type) > 0;
-}
-
 bool has_subgraph(const Node& n) {
   for (const Attribute& a : n.attributes)
     if (a.g || !a.graphs.empty()) return true;
@@ -172,7 +165,7 @@ void Analysis::infer(const Node& n) {
 // Runs a node whose inputs are all small known constants and whose outputs are small, so that shape
 // computations downstream see values (as the session's inference does).
 void Analysis::fold_small(const Node& n, const ops::OpDef& def, int64_t opset) {
-  if (is_random_op(n) || has_subgraph(n) || n.outputs.empty()) return;
+  if (!def.deterministic || has_subgraph(n) || n.outputs.empty()) return;
   std::vector<Datum> holders;
   for (const Value* v : n.inputs) {
     if (!v) {

@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 #include "graph_builder.hpp"
 #include "op_test_util.hpp"
+#include "ops/registry.hpp"
 
 namespace onyx {
 namespace ONYX_TEST_FILE {
@@ -118,6 +119,20 @@ TEST(Bernoulli, ZeroAndOneProbabilitiesAreCertainAndDtypeApplies_Opset15) {
   auto same = OneNode("Bernoulli", 22).input("p", make_tensor<double>(D::Double, {2}, {1, 0})).run();
   EXPECT_EQ(same.at(0).tensor.dtype(), D::Double);
   EXPECT_EQ(values_of<double>(same.at(0).tensor), (std::vector<double>{1, 0}));
+}
+
+// Determinism is a property of the op's definition, which folding at creation and the optimizer read.
+TEST(Registry, RandomOpsAndDropoutAreNotDeterministic) {
+  const ops::Registry& r = ops::builtin_registry();
+  for (const char* op : {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+                         "Bernoulli", "Dropout"}) {
+    EXPECT_FALSE(r.deterministic("", op)) << op;
+    EXPECT_FALSE(r.deterministic("ai.onnx", op)) << op;
+    for (int v : r.versions("", op)) EXPECT_FALSE(r.find("", op, v)->deterministic) << op << "-" << v;
+  }
+  for (const char* op : {"Add", "Conv", "Shape", "Constant"}) EXPECT_TRUE(r.deterministic("", op)) << op;
+  ops::Registry empty;
+  EXPECT_THROW(empty.set_nondeterministic("", "RandomNormal"), Error);
 }
 
 }  // namespace

@@ -93,6 +93,7 @@ void register_dropout(Registry& r) {
   add_versions(r, "", "Dropout", {12}, {{{0}, f}, {{1}, f}, {{2}, b}}, infer, kernel);
   add_versions(r, "", "Dropout", {13}, {{{0}, fb}, {{1}, f}, {{2}, b}}, infer, kernel);
   add_versions(r, "", "Dropout", {22}, {{{0}, f8}, {{1}, f8}, {{2}, b}}, infer, kernel);
+  r.set_nondeterministic("", "Dropout");  // a mask drawn in training mode
 }
 
 }  // namespace onyx::ops

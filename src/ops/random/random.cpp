@@ -297,6 +297,8 @@ void register_random(Registry& r) {
           });
         });
   }
+  for (const char* op : {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"})
+    r.set_nondeterministic("", op);
 }
 
 }  // namespace onyx::ops
