@@ -11,7 +11,7 @@ namespace ONYX_TEST_FILE {
 
 TEST(RoundTrip, EveryTestModelReEncodesToTheSameBytes) {
   auto models = testing::all_test_models();
-  if (models.empty()) GTEST_SKIP() << "no ONNX test data installed (scripts/setup.sh installs libonnx-testdata)";
+  if (models.empty()) ONYX_MISSING_INSTALLED_DATA("no ONNX test data installed (scripts/setup.sh installs libonnx-testdata)");
   size_t checked = 0;
   for (const auto& path : models) {
     pb::ModelDocument doc = pb::load_model_file(path);

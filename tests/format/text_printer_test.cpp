@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.hpp"
+#include "test_data.hpp"
 
 namespace onyx::pb {
 namespace ONYX_TEST_FILE {
@@ -435,12 +436,14 @@ TEST(TextPrinter, ModelLocalFunction) {
             "}");
 }
 
-// Every model of the ONNX backend node tests prints without an exception and gives some text.
+// Every model of the ONNX backend node tests prints without an exception and gives some text (the shared copy's
+// when it is there, else Debian's).
 TEST(TextPrinter, PrintsAllNodeTestModels) {
   namespace fs = std::filesystem;
-  const fs::path root = "/work/shared/onnx-tests/node";
+  fs::path root = testing::shared_onnx_tests() / "node";
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) GTEST_SKIP() << root << " is absent";
+  if (!fs::is_directory(root, ec)) root = testing::kDebianOnnxTests / "node";
+  if (!fs::is_directory(root, ec)) ONYX_MISSING_INSTALLED_DATA(root << " is absent");
   int printed = 0;
   for (const auto& entry : fs::directory_iterator(root)) {
     const fs::path path = entry.path() / "model.onnx";

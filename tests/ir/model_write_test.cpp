@@ -53,7 +53,7 @@ std::string describe(const Model& m) {
 
 TEST(ModelWrite, RoundTripsTestModels) {
   auto models = testing::all_test_models();
-  if (models.empty()) GTEST_SKIP() << "no test data installed";
+  if (models.empty()) ONYX_MISSING_INSTALLED_DATA("no ONNX test data installed (scripts/setup.sh installs libonnx-testdata)");
   size_t tried = 0;
   for (size_t i = 0; i < models.size(); ++i) {
     // Every light model, and a sample of the rest (keeps the test to seconds).

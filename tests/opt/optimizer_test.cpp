@@ -178,7 +178,7 @@ TEST(Optimizer, LightModels) {
 // again, and a second run changes nothing.
 TEST(Optimizer, TestModelsStayValid) {
   auto models = all_test_models();
-  if (models.empty()) GTEST_SKIP() << "no test data installed";
+  if (models.empty()) ONYX_MISSING_INSTALLED_DATA("no ONNX test data installed (scripts/setup.sh installs libonnx-testdata)");
   size_t tried = 0;
   for (size_t i = 0; i < models.size(); ++i) {
     pb::ModelDocument doc = pb::load_model_file(models[i]);

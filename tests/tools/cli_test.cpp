@@ -345,7 +345,7 @@ std::string hostile_model() {
 }
 
 TEST(Cli, GraphEscapesHostileNames) {
-  if (!fs::exists("/usr/bin/dot")) GTEST_SKIP() << "Graphviz is not installed (scripts/setup.sh installs it)";
+  if (!fs::exists("/usr/bin/dot")) ONYX_MISSING_INSTALLED_DATA("Graphviz is not installed (scripts/setup.sh installs it)");
   TempDir dir("graph-hostile");
   std::ofstream(dir / "hostile.onnx", std::ios::binary) << hostile_model();
   CliRun r = onyx(cat("graph ", dir / "hostile.onnx", " -o ", dir / "hostile.svg"));
