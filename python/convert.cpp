@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "base/error.hpp"
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace onyx::python {
 

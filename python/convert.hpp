@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "exec/datum.hpp"
+#include "ir/datum.hpp"
 #include "ir/type.hpp"
 
 namespace onyx::python {

@@ -18,7 +18,7 @@
 #include "feeds.hpp"
 #include "format/onnx_proto.hpp"
 #include "format/save.hpp"
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace onyx::cli {
 

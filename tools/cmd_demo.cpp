@@ -10,7 +10,7 @@
 #include "format/onnx_proto.hpp"
 #include "format/save.hpp"
 #include "format/text_printer.hpp"
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace onyx::cli {
 

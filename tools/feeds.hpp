@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "exec/datum.hpp"
+#include "ir/datum.hpp"
 #include "onyx/session.hpp"
 
 namespace onyx::cli {

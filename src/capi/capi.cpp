@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "exec/datum.hpp"
-#include "ir/dtype.hpp"
+#include "ir/datum.hpp"
+#include "base/dtype.hpp"
 #include "ir/model.hpp"
 #include "ir/tensor.hpp"
 #include "onyx/session.hpp"

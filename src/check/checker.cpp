@@ -14,7 +14,7 @@
 
 #include "base/error.hpp"
 #include "format/external_data.hpp"
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 #include "ir/spec_table.hpp"
 
 namespace onyx::check {

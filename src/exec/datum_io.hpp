@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "exec/datum.hpp"
+#include "ir/datum.hpp"
 #include "format/onnx_proto.hpp"
 
 namespace onyx {

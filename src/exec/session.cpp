@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "base/error.hpp"
+#include "base/pages.hpp"
 #include "check/checker.hpp"
 #include "check/runtime_ops.hpp"
 #include "exec/memory_plan.hpp"

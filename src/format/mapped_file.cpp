@@ -1,7 +1,5 @@
 #include "format/mapped_file.hpp"
 
-#include <map>
-#include <mutex>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -15,20 +13,11 @@
 #include <utility>
 
 #include "base/error.hpp"
+#include "base/pages.hpp"
 
 namespace onyx {
 
 namespace {
-
-// The live file mappings (first byte -> one past the last), for release_mapped_pages.
-std::mutex& mappings_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<uintptr_t, uintptr_t>& mappings() {
-  static auto* m = new std::map<uintptr_t, uintptr_t>;  // never destroyed: mappings may end during exit
-  return *m;
-}
 
 }  // namespace
 
@@ -95,23 +84,8 @@ std::shared_ptr<const MappedFile> MappedFile::map_fd(int fd, const std::filesyst
   file->data_ = static_cast<const uint8_t*>(addr);
   file->size_ = size;
   file->mapped_ = true;
-  std::lock_guard lock(mappings_mutex());
-  mappings()[reinterpret_cast<uintptr_t>(addr)] = reinterpret_cast<uintptr_t>(addr) + static_cast<uintptr_t>(size);
+  register_file_mapping(addr, size);
   return file;
-}
-
-void release_mapped_pages(const void* p, uint64_t n) {
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  const uintptr_t page = page_size > 0 ? static_cast<uintptr_t>(page_size) : 4096;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
-  if (n == 0 || end <= begin) return;
-  std::lock_guard lock(mappings_mutex());
-  auto it = mappings().upper_bound(reinterpret_cast<uintptr_t>(p));
-  if (it == mappings().begin()) return;
-  --it;
-  if (reinterpret_cast<uintptr_t>(p) < it->first || reinterpret_cast<uintptr_t>(p) + n > it->second) return;
-  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 std::shared_ptr<const MappedFile> MappedFile::from_bytes(std::string bytes) {
@@ -124,10 +98,7 @@ std::shared_ptr<const MappedFile> MappedFile::from_bytes(std::string bytes) {
 
 MappedFile::~MappedFile() {
   if (!mapped_) return;
-  {
-    std::lock_guard lock(mappings_mutex());
-    mappings().erase(reinterpret_cast<uintptr_t>(data_));
-  }
+  unregister_file_mapping(data_);
   ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
 }
 

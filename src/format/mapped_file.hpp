@@ -57,9 +57,4 @@ class MappedFile {
   std::string owned_;
 };
 
-// Drops the resident pages lying wholly inside [p, p + n) when that range belongs to a file mapping: the next
-// touch reads them back from the file. For bytes a kernel has copied into a layout of its own (packed weights),
-// so the process does not keep both copies resident. A no-op for memory that is not a mapped file.
-void release_mapped_pages(const void* p, uint64_t n);
-
 }  // namespace onyx

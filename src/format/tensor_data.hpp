@@ -8,7 +8,7 @@
 #include "base/error.hpp"
 #include "format/external_data.hpp"
 #include "format/onnx_proto.hpp"
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace onyx {
 

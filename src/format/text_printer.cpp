@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace onyx::pb {
 namespace {

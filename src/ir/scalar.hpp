@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "base/error.hpp"
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace onyx {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace onyx {
 

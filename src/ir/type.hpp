@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace onyx {
 namespace pb {

@@ -5,7 +5,6 @@
 
 #include "base/error.hpp"
 #include "base/pages.hpp"
-#include "format/mapped_file.hpp"
 
 namespace onyx::kernels {
 

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <bit>
 
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace onyx::kernels {
 namespace {

@@ -1,5 +1,5 @@
 // Conversion of whole arrays between IEEE binary16 (float16) and float32: the F16C instructions where the CPU has
-// them (chosen at run time), else the portable scalar conversions of ir/dtype.hpp. Both builds give the same bits:
+// them (chosen at run time), else the portable scalar conversions of base/dtype.hpp. Both builds give the same bits:
 // float32 -> float16 rounds to nearest even, overflow gives inf; a NaN comes out quiet with the payload bits that
 // fit (as the instructions do, and as Cast's element loop does through double). Large arrays are split over the
 // OpenMP team.

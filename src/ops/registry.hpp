@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/datum.hpp"
+#include "ir/datum.hpp"
 #include "ir/model.hpp"
 
 namespace onyx::ops {

@@ -165,12 +165,7 @@ bool fuse_one(PassContext& ctx, Node& sm) {
 }  // namespace
 
 bool fuse_attention(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && is_op(n, "Softmax")) changed |= fuse_one(ctx, *n);
-  return changed;
+  return for_each_op(ctx, "Softmax", [&](Node& n) { return fuse_one(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -125,8 +125,7 @@ bool fold_into_gemm(PassContext& ctx, Node& bn, Node& mm) {
 
 bool fold_batch_norm(PassContext& ctx) {
   bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  const std::vector<Node*> order = ctx.node_order();
   for (Node* bn : order) {
     if (!ctx.alive(bn) || !is_op(bn, "BatchNormalization") || !plain_inference_bn(ctx.analysis(), *bn)) continue;
     Node* p = bn->inputs[0]->producer;

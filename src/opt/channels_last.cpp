@@ -312,8 +312,7 @@ bool sink(PassContext& ctx, Node& n) {
 
 bool to_channels_last(PassContext& ctx) {
   bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  const std::vector<Node*> order = ctx.node_order();
   {
     const Analysis& a = ctx.analysis();
     std::vector<std::pair<Node*, const char*>> todo;

@@ -33,8 +33,7 @@ std::optional<uint64_t> tensor_bytes(DataType dt, const std::vector<int64_t>& di
 
 bool fold_constants(PassContext& ctx) {
   bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  const std::vector<Node*> order = ctx.node_order();
   for (Node* n : order) {
     if (!ctx.alive(n) || !deterministic(*n)) continue;
     const Analysis& a = ctx.analysis();

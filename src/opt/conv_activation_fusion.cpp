@@ -86,13 +86,12 @@ bool fuse_one(PassContext& ctx, Node& act) {
 }  // namespace
 
 bool fuse_conv_activation(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && (n->domain.empty() || n->domain == kOnyxDomain) && ops::find_fused_activation(n->op_type))
-      changed |= fuse_one(ctx, *n);
-  return changed;
+  return for_each_op(
+      ctx,
+      [](const Node& n) {
+        return (n.domain.empty() || n.domain == kOnyxDomain) && ops::find_fused_activation(n.op_type);
+      },
+      [&](Node& n) { return fuse_one(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -74,12 +74,8 @@ bool fold_one(PassContext& ctx, Node& op) {
 }  // namespace
 
 bool fold_conv_mul_add(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && (is_op(n, "Mul") || is_op(n, "Add"))) changed |= fold_one(ctx, *n);
-  return changed;
+  return for_each_op(
+      ctx, [](const Node& n) { return is_op(&n, "Mul") || is_op(&n, "Add"); }, [&](Node& n) { return fold_one(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -7,8 +7,7 @@ namespace onyx::opt {
 
 bool eliminate_dead_code(PassContext& ctx) {
   bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  const std::vector<Node*> order = ctx.node_order();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
     if (!ctx.alive(n)) continue;

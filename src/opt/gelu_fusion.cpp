@@ -144,12 +144,8 @@ bool fuse_one(PassContext& ctx, Node& core) {
 }  // namespace
 
 bool fuse_gelu(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && (is_op(n, "Erf") || is_op(n, "Tanh"))) changed |= fuse_one(ctx, *n);
-  return changed;
+  return for_each_op(
+      ctx, [](const Node& n) { return is_op(&n, "Erf") || is_op(&n, "Tanh"); }, [&](Node& n) { return fuse_one(ctx, n); });
 }
 
 }  // namespace onyx::opt

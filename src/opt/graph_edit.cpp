@@ -414,6 +414,13 @@ void PassContext::substitute(Value* from, Value* to) {
   }
 }
 
+std::vector<Node*> PassContext::node_order() const {
+  std::vector<Node*> order;
+  order.reserve(graph.nodes.size());
+  for (const auto& n : graph.nodes) order.push_back(n.get());
+  return order;
+}
+
 void PassContext::finish() {
   graph.nodes.erase(std::remove_if(graph.nodes.begin(), graph.nodes.end(), [](const auto& n) { return !n->graph; }),
                     graph.nodes.end());

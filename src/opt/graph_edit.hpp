@@ -109,6 +109,10 @@ class PassContext {
   // instead and the readers of `to` read `from`. Check can_substitute first (before removing nodes).
   void substitute(Value* from, Value* to);
 
+  // The graph's nodes in their current order. Passes walk this snapshot, so that nodes they insert or remove
+  // meanwhile do not disturb the walk (removed ones stay allocated until finish(): check alive()).
+  std::vector<Node*> node_order() const;
+
   // Puts the graph's nodes back in order, drops removed nodes and renumbers them; drops the analysis.
   void finish();
   // Whether an edit (the methods above) happened since the last finish().
@@ -127,6 +131,16 @@ class PassContext {
   size_t name_counter_ = 0;
 };
 
+// The loop of most passes: `rewrite(node)` for each node of node_order() still alive when reached for which
+// `wanted(node)` holds; true when some call changed the graph.
+template <class Wanted, class Rewrite>
+bool for_each_op(PassContext& ctx, Wanted&& wanted, Rewrite&& rewrite) {
+  bool changed = false;
+  for (Node* n : ctx.node_order())
+    if (ctx.alive(n) && wanted(static_cast<const Node&>(*n))) changed |= rewrite(*n);
+  return changed;
+}
+
 // ---- Small helpers for matching ----
 
 // The one node reading `v` (once or more) when `v` is no graph output and only that node of v's graph reads it.
@@ -135,6 +149,12 @@ Node* sole_reader(const Value* v);
 Node* producer_of(const Node& n, size_t i);
 // Whether `n` is the ai.onnx op `op_type`.
 bool is_op(const Node* n, const char* op_type);
+
+// for_each_op over the nodes of one ONNX-domain op type.
+template <class Rewrite>
+bool for_each_op(PassContext& ctx, const char* op_type, Rewrite&& rewrite) {
+  return for_each_op(ctx, [op_type](const Node& n) { return is_op(&n, op_type); }, rewrite);
+}
 // For a two-input node reading `v`: the other input (null when `n` does not read `v` as one of exactly two).
 Value* other_input(const Node& n, const Value* v);
 // Whether `v` is a constant with one element within `tol` (relative) of `want`.

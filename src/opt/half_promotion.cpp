@@ -67,8 +67,7 @@ class Promotion {
   explicit Promotion(PassContext& ctx) : ctx_(ctx), a_(ctx.analysis()) {}
 
   bool run() {
-    std::vector<Node*> order;
-    for (const auto& n : ctx_.graph.nodes) order.push_back(n.get());
+    const std::vector<Node*> order = ctx_.node_order();
     for (Node* n : order)
       if (ctx_.alive(n) && wanted(*n)) promote(*n);
     if (promoted_outputs_.empty() && twins_.empty()) return false;

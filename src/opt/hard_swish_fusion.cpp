@@ -74,12 +74,7 @@ bool fuse_one(PassContext& ctx, Node& clip) {
 }  // namespace
 
 bool fuse_hard_swish(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && is_op(n, "Clip")) changed |= fuse_one(ctx, *n);
-  return changed;
+  return for_each_op(ctx, "Clip", [&](Node& n) { return fuse_one(ctx, n); });
 }
 
 }  // namespace onyx::opt

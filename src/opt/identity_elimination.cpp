@@ -25,8 +25,7 @@ bool is_inference_dropout(const Analysis& a, const Node& n) {
 
 bool eliminate_identities(PassContext& ctx) {
   bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  const std::vector<Node*> order = ctx.node_order();
   for (Node* n : order) {
     if (!ctx.alive(n) || !n->domain.empty()) continue;
     if (n->op_type == "Identity") {

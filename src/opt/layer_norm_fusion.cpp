@@ -124,12 +124,7 @@ bool fuse_one(PassContext& ctx, Node& mean_node) {
 }  // namespace
 
 bool fuse_layer_norm(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && is_op(n, "ReduceMean")) changed |= fuse_one(ctx, *n);
-  return changed;
+  return for_each_op(ctx, "ReduceMean", [&](Node& n) { return fuse_one(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -126,8 +126,7 @@ bool squeeze_pair(PassContext& ctx, Node& outer) {
 
 bool cancel_layout_pairs(PassContext& ctx) {
   bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  const std::vector<Node*> order = ctx.node_order();
   for (Node* n : order) {
     if (!ctx.alive(n) || !n->domain.empty()) continue;
     if (n->op_type == "Transpose") changed |= transpose_pair(ctx, *n);

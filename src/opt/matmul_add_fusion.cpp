@@ -42,12 +42,7 @@ bool fuse_one(PassContext& ctx, Node& mm) {
 }  // namespace
 
 bool fuse_matmul_add(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && is_op(n, "MatMul")) changed |= fuse_one(ctx, *n);
-  return changed;
+  return for_each_op(ctx, "MatMul", [&](Node& n) { return fuse_one(ctx, n); });
 }
 
 }  // namespace onyx::opt

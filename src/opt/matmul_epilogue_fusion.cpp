@@ -74,12 +74,7 @@ bool fuse_at(PassContext& ctx, Node& mm) {
 }  // namespace
 
 bool fuse_matmul_epilogue(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && is_op(n, "MatMul")) changed |= fuse_at(ctx, *n);
-  return changed;
+  return for_each_op(ctx, "MatMul", [&](Node& n) { return fuse_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

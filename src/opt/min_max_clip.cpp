@@ -48,12 +48,8 @@ bool rewrite(PassContext& ctx, Node& n) {
 }  // namespace
 
 bool min_max_to_clip(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && (is_op(n, "Max") || is_op(n, "Min"))) changed |= rewrite(ctx, *n);
-  return changed;
+  return for_each_op(
+      ctx, [](const Node& n) { return is_op(&n, "Max") || is_op(&n, "Min"); }, [&](Node& n) { return rewrite(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -60,8 +60,7 @@ bool fuse_at(PassContext& ctx, Node& conv) {
 
 bool fuse_nhwc_conv_epilogue(PassContext& ctx) {
   bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  const std::vector<Node*> order = ctx.node_order();
   for (Node* n : order)
     if (ctx.alive(n)) changed |= fuse_at(ctx, *n);
   return changed;

@@ -111,12 +111,7 @@ bool fuse_one(PassContext& ctx, Node& pad) {
 }  // namespace
 
 bool fuse_pad_into_conv(PassContext& ctx) {
-  bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
-  for (Node* n : order)
-    if (ctx.alive(n) && is_op(n, "Pad")) changed |= fuse_one(ctx, *n);
-  return changed;
+  return for_each_op(ctx, "Pad", [&](Node& n) { return fuse_one(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -253,8 +253,7 @@ bool fuse_add_at(PassContext& ctx, Node& add) {
 
 bool fuse_qdq(PassContext& ctx) {
   bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  const std::vector<Node*> order = ctx.node_order();
   for (Node* n : order) {
     if (!ctx.alive(n)) continue;
     if (is_op(n, "Conv")) changed |= fuse_at(ctx, *n);

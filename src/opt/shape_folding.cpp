@@ -30,8 +30,7 @@ std::optional<Tensor> from_dim_values(const Analysis& a, const Value* v) {
 
 bool fold_shape_computations(PassContext& ctx) {
   bool changed = false;
-  std::vector<Node*> order;
-  for (const auto& n : ctx.graph.nodes) order.push_back(n.get());
+  const std::vector<Node*> order = ctx.node_order();
   for (Node* n : order) {
     if (!ctx.alive(n) || n->outputs.empty()) continue;
     const Analysis& a = ctx.analysis();

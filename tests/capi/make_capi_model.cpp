@@ -18,7 +18,7 @@
 
 #include "format/onnx_proto.hpp"
 #include "format/save.hpp"
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 namespace {
 

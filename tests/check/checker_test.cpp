@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 #include "test_data.hpp"
 
 namespace onyx::check {

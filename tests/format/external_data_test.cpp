@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.hpp"
+#include "base/pages.hpp"
 #include "format/mapped_file.hpp"
 
 namespace onyx {

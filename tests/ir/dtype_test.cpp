@@ -1,4 +1,4 @@
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 
 #include <gtest/gtest.h>
 

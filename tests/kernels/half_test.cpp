@@ -1,5 +1,5 @@
 // The float16 <-> float32 array conversions: the F16C build against the scalar one (every float16 value, and
-// float32 values around every rounding boundary, overflow, subnormals, inf and NaN), and against ir/dtype.hpp.
+// float32 values around every rounding boundary, overflow, subnormals, inf and NaN), and against base/dtype.hpp.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 #include "kernels/half.hpp"
 
 namespace onyx {

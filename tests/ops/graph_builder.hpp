@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/datum.hpp"
+#include "ir/datum.hpp"
 #include "format/onnx_proto.hpp"
 #include "onyx/session.hpp"
 #include "op_test_util.hpp"

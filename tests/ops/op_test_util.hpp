@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "exec/datum.hpp"
+#include "ir/datum.hpp"
 #include "format/onnx_proto.hpp"
 #include "onyx/session.hpp"
 #include "ops/registry.hpp"

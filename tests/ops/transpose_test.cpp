@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "ir/dtype.hpp"
+#include "base/dtype.hpp"
 #include "shape_test_util.hpp"
 
 namespace onyx {

@@ -1,4 +1,4 @@
-#include "exec/datum.hpp"
+#include "ir/datum.hpp"
 
 #include "base/error.hpp"
 
