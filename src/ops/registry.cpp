@@ -283,12 +283,11 @@ const OpDef& Registry::resolve(const Node& node, int64_t opset) const {
 
 void check_input_types(const OpDef& def, const Node& node, const std::vector<DataType>& dtypes) {
   for (const auto& c : def.types) {
-    std::vector<int> idx = c.inputs;
-    if (idx.size() == 1 && idx[0] == -1) {
-      idx.clear();
-      for (size_t i = 0; i < dtypes.size(); ++i) idx.push_back(static_cast<int>(i));
-    }
-    for (int i : idx) {
+    // {-1}: every input. (Runs check every node: no allocation here.)
+    const bool all = c.inputs.size() == 1 && c.inputs[0] == -1;
+    const size_t count = all ? dtypes.size() : c.inputs.size();
+    for (size_t at = 0; at < count; ++at) {
+      const int i = all ? static_cast<int>(at) : c.inputs[at];
       if (i < 0 || static_cast<size_t>(i) >= dtypes.size() || dtypes[i] == DataType::Undefined) continue;
       if (std::find(c.allowed.begin(), c.allowed.end(), dtypes[i]) != c.allowed.end()) continue;
       std::string list;

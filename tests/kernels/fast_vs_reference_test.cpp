@@ -287,6 +287,56 @@ TEST(FastKernels, AFedInitializerReplacesThePackedOne) {
 }
 
 
+// One Conv session run on several input sizes (symbolic H and W; SAME_UPPER pads vary with them), back and
+// forth: each size gets its own window and packed convolution, remembered between runs, and every run equals the
+// reference kernel's.
+TEST(FastKernels, ConvOnChangingInputSizesMatchesReference) {
+  std::mt19937 rng(12);
+  const Tensor w = random_floats(rng, {6, 4, 3, 3});
+  for (const char* auto_pad : {"NOTSET", "SAME_UPPER"}) {
+    pb::Arena arena;
+    pb::Model m;
+    m.ir_version = 8;
+    m.opset_import.push_back({"", 13, {}});
+    pb::Graph& g = m.graph.emplace();
+    g.name = "conv_sizes";
+    pb::ValueInfo& vi = g.input.emplace_back();
+    vi.name = "X";
+    auto& tt = vi.type.emplace().tensor_type.emplace();
+    tt.elem_type = static_cast<int32_t>(DataType::Float);
+    auto& shape = tt.shape.emplace();
+    shape.dim.emplace_back().dim_value = 1;
+    shape.dim.emplace_back().dim_value = 4;
+    shape.dim.emplace_back().dim_param = "h";
+    shape.dim.emplace_back().dim_param = "w";
+    pb::Tensor& init = g.initializer.emplace_back();
+    init.name = "W";
+    init.data_type = static_cast<int32_t>(DataType::Float);
+    init.dims = w.dims();
+    init.raw_data = arena.save(std::string(w.bytes()));
+    pb::Node& n = g.node.emplace_back();
+    n.op_type = "Conv";
+    n.input = {"X", "W"};
+    n.output = {"Y"};
+    pb::Attribute& a = n.attribute.emplace_back();
+    a.name = "auto_pad";
+    a.type = 3;  // STRING
+    a.s = arena.save(auto_pad);
+    g.output.emplace_back().name = "Y";
+    const std::string bytes = pb::serialize_model(m);
+    Session fast = Session::from_bytes(bytes);
+    Session ref = Session::from_bytes(bytes, reference_only());
+    for (auto [h, wd] : {std::pair<int64_t, int64_t>{7, 9}, {12, 5}, {7, 9}, {3, 3}, {12, 5}}) {
+      const Tensor x = random_floats(rng, {1, 4, h, wd});
+      Datum y;
+      const std::string log = onednn_log([&] { y = fast.run({{"X", Datum::of(x)}})[0].second; });
+      const std::string what = std::string(auto_pad) + " " + std::to_string(h) + "x" + std::to_string(wd);
+      EXPECT_NE(log.find("exec,cpu,convolution"), std::string::npos) << what;  // the fast path ran
+      expect_close(y, ref.run({{"X", Datum::of(x)}})[0].second, what);
+    }
+  }
+}
+
 // ai.onyx NhwcConv (channels-last Conv with residual input Z and activation) on oneDNN against its reference
 // (transposes around the standard Conv, Add and activation kernels).
 TEST(FastKernels, NhwcConvMatchesReference) {

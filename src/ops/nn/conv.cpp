@@ -415,9 +415,9 @@ class FastConv : public Kernel {
         ctx.input(1).bytes().data() != w_.bytes().data() || !same_b || x.dims()[1] != a_.group * w_.dims()[1] ||
         x.dims()[0] == 0)
       return false;
-    auto g = window(Dims(x.dims().begin() + 2, x.dims().end()));
+    const Geometry* g = geometry(x.dims());
     if (!g) return false;
-    const kernels::PackedConv& conv = packed(*g);
+    const kernels::PackedConv& conv = *g->conv;
     Dims ydims = {x.dims()[0], w_.dims()[0], g->out[0], g->out[1]};
     if (one_d()) ydims.erase(ydims.begin() + 2);
     ctx.set_output(0, allocate_for_overwrite(DataType::Float, ydims));
@@ -426,6 +426,28 @@ class FastConv : public Kernel {
   }
 
  private:
+  // A run's window (as 2-D) and the packed convolution for it.
+  struct Geometry {
+    Dims in, out;
+    const kernels::PackedConv* conv;
+  };
+
+  // The geometry for input dims `xd` (N, C, spatial...), remembered per spatial size: runs on one shape, the
+  // common case, neither rebuild the window nor allocate. Null where the fast path does not take it.
+  const Geometry* geometry(const Dims& xd) {
+    const std::array<int64_t, 2> key{xd[2], xd.size() > 3 ? xd[3] : -1};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = geometries_.find(key);
+      if (it != geometries_.end()) return it->second ? &*it->second : nullptr;
+    }
+    std::optional<Geometry> made;
+    if (auto g = window(Dims(xd.begin() + 2, xd.end()))) made = Geometry{g->in, g->out, &packed(*g)};
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = geometries_.emplace(key, std::move(made)).first;
+    return it->second ? &*it->second : nullptr;
+  }
+
   bool one_d() const { return w_.dims().size() == 3; }
 
   // The 2-D window of input planes (or rows, for 1-D) `spatial`, when the fast path takes it.
@@ -488,6 +510,7 @@ class FastConv : public Kernel {
   bool prepared_ = false;  // packed at creation for a static input shape
   std::mutex mutex_;
   std::map<std::array<int64_t, 4>, std::unique_ptr<kernels::PackedConv>> convs_;
+  std::map<std::array<int64_t, 2>, std::optional<Geometry>> geometries_;  // by spatial size (-1: 1-D)
 };
 
 void reference_conv_transpose(KernelContext& ctx, const ConvAttrs& a) {
