@@ -239,6 +239,29 @@ TEST(FastKernels, FusedConvActivationInsideMatchesReference) {
 
 // Y = op(X, W) where W is an initializer and also a graph input (as in IR 3 models): the fast kernel packs W, and a
 // run that feeds another W must use the fed one.
+// A float graph input `name` of the given dims (a negative dim: the symbolic one named by `symbols`' next entry).
+void add_float_input(pb::Graph& g, const char* name, const std::vector<int64_t>& dims,
+                     std::vector<const char*> symbols = {}) {
+  pb::ValueInfo& vi = g.input.emplace_back();
+  vi.name = name;
+  auto& tt = vi.type.emplace().tensor_type.emplace();
+  tt.elem_type = static_cast<int32_t>(DataType::Float);
+  auto& shape = tt.shape.emplace();
+  size_t next = 0;
+  for (int64_t d : dims) {
+    if (d >= 0) shape.dim.emplace_back().dim_value = d;
+    else shape.dim.emplace_back().dim_param = symbols.at(next++);
+  }
+}
+
+void add_float_initializer(pb::Graph& g, pb::Arena& arena, const char* name, const Tensor& t) {
+  pb::Tensor& init = g.initializer.emplace_back();
+  init.name = name;
+  init.data_type = static_cast<int32_t>(DataType::Float);
+  init.dims = t.dims();
+  init.raw_data = arena.save(std::string(t.bytes()));
+}
+
 void expect_fed_initializer_used(const std::string& op, const Tensor& x, const Tensor& w, const Tensor& fed_w) {
   pb::Arena arena;
   pb::Model m;
@@ -246,19 +269,9 @@ void expect_fed_initializer_used(const std::string& op, const Tensor& x, const T
   m.opset_import.push_back({"", 13, {}});
   pb::Graph& g = m.graph.emplace();
   g.name = "fed_initializer";
-  for (const char* name : {"X", "W"}) {
-    pb::ValueInfo& vi = g.input.emplace_back();
-    vi.name = name;
-    auto& tt = vi.type.emplace().tensor_type.emplace();
-    tt.elem_type = static_cast<int32_t>(DataType::Float);
-    auto& shape = tt.shape.emplace();
-    for (int64_t d : std::string(name) == "X" ? x.dims() : w.dims()) shape.dim.emplace_back().dim_value = d;
-  }
-  pb::Tensor& init = g.initializer.emplace_back();
-  init.name = "W";
-  init.data_type = static_cast<int32_t>(DataType::Float);
-  init.dims = w.dims();
-  init.raw_data = arena.save(std::string(w.bytes()));
+  add_float_input(g, "X", x.dims());
+  add_float_input(g, "W", w.dims());
+  add_float_initializer(g, arena, "W", w);
   pb::Node& n = g.node.emplace_back();
   n.op_type = arena.save(op);
   n.input = {"X", "W"};
@@ -300,20 +313,8 @@ TEST(FastKernels, ConvOnChangingInputSizesMatchesReference) {
     m.opset_import.push_back({"", 13, {}});
     pb::Graph& g = m.graph.emplace();
     g.name = "conv_sizes";
-    pb::ValueInfo& vi = g.input.emplace_back();
-    vi.name = "X";
-    auto& tt = vi.type.emplace().tensor_type.emplace();
-    tt.elem_type = static_cast<int32_t>(DataType::Float);
-    auto& shape = tt.shape.emplace();
-    shape.dim.emplace_back().dim_value = 1;
-    shape.dim.emplace_back().dim_value = 4;
-    shape.dim.emplace_back().dim_param = "h";
-    shape.dim.emplace_back().dim_param = "w";
-    pb::Tensor& init = g.initializer.emplace_back();
-    init.name = "W";
-    init.data_type = static_cast<int32_t>(DataType::Float);
-    init.dims = w.dims();
-    init.raw_data = arena.save(std::string(w.bytes()));
+    add_float_input(g, "X", {1, 4, -1, -1}, {"h", "w"});
+    add_float_initializer(g, arena, "W", w);
     pb::Node& n = g.node.emplace_back();
     n.op_type = "Conv";
     n.input = {"X", "W"};
