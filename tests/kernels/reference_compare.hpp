@@ -33,13 +33,15 @@ inline void compare_with_reference(OneNode node, const std::string& what, double
     const Tensor& r = want[o].tensor;
     ASSERT_EQ(f.dtype(), r.dtype()) << what;
     ASSERT_EQ(f.dims(), r.dims()) << what << " output " << o;
+    if (f.dtype() == DataType::String) {
+      ASSERT_EQ(f.string_values(), r.string_values()) << what << " output " << o;
+      continue;
+    }
     if (f.dtype() != DataType::Float) {
       // Integer (and other non-float) results are exact: the same bytes.
-      if (f.dtype() != DataType::String) {
-        ASSERT_TRUE(f.bytes().size() == r.bytes().size() &&
-                    (r.bytes().empty() || std::memcmp(f.bytes().data(), r.bytes().data(), r.bytes().size()) == 0))
-            << what << " output " << o << " differs from the reference";
-      }
+      ASSERT_TRUE(f.bytes().size() == r.bytes().size() &&
+                  (r.bytes().empty() || std::memcmp(f.bytes().data(), r.bytes().data(), r.bytes().size()) == 0))
+          << what << " output " << o << " differs from the reference";
       continue;
     }
     for (uint64_t i = 0; i < r.element_count(); ++i) {

@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "ir/datum.hpp"
+#include "ir/model.hpp"
 #include "format/onnx_proto.hpp"
 #include "onyx/session.hpp"
 #include "ops/registry.hpp"
@@ -130,10 +131,45 @@ class OneNode {
     Session s = Session::from_bytes(pb::serialize_model(m), options_);
     std::vector<Datum> out;
     for (auto& [name, d] : s.run(feeds)) out.push_back(std::move(d));
+    expect_inferred_as_computed(s, out);
     return out;
   }
 
  private:
+  // What the session inferred for each output (element type, rank, known dims) must be what the kernel made:
+  // every op test checks its op's inference too.
+  void expect_inferred_as_computed(const Session& s, const std::vector<Datum>& out) const {
+    const Graph& g = *s.model().graph;
+    for (size_t i = 0; i < out.size() && i < g.outputs.size(); ++i) {
+      const Type& t = g.outputs[i]->type;
+      const Datum& d = out[i];
+      const std::string what = op_ + " output " + std::to_string(i) + ": inferred " + t.to_string_with_shape();
+      if (t.kind == Type::Kind::Unknown) continue;
+      if (d.kind != Datum::Kind::Tensor) {
+        EXPECT_NE(t.kind, Type::Kind::Tensor) << what << ", computed a non-tensor";
+        continue;
+      }
+      if (t.kind != Type::Kind::Tensor) {
+        ADD_FAILURE() << what << ", computed a tensor";
+        continue;
+      }
+      if (t.elem != DataType::Undefined) {
+        EXPECT_EQ(t.elem, d.tensor.dtype()) << what;
+      }
+      if (!t.shape.rank_known) continue;
+      const std::vector<int64_t>& dims = d.tensor.dims();
+      if (t.shape.dims.size() != dims.size()) {
+        ADD_FAILURE() << what << ", computed rank " << dims.size();
+        continue;
+      }
+      for (size_t k = 0; k < dims.size(); ++k) {
+        if (t.shape.dims[k].value) {
+          EXPECT_EQ(*t.shape.dims[k].value, dims[k]) << what << ", dim " << k;
+        }
+      }
+    }
+  }
+
   pb::Attribute& attr(const std::string& name, pb::AttrType t) {
     pb::Attribute& a = attrs_.emplace_back();
     a.name = arena_->save(name);
