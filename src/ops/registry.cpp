@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <ranges>
 
 #include "base/error.hpp"
 #include "ir/scalar.hpp"
@@ -230,30 +231,30 @@ const OpDef* Registry::find(std::string_view domain, std::string_view op_type, i
   return it == defs_.end() ? nullptr : &it->second;
 }
 
-std::vector<int> Registry::versions(std::string_view domain, std::string_view op_type) const {
+template <class Map>
+auto Registry::versions_of(Map& defs, std::string_view domain, std::string_view op_type) {
   // The map orders by (domain, op_type, version): one op's versions are adjacent, ascending.
+  auto first = defs.lower_bound(std::make_tuple(std::string(domain), std::string(op_type), INT_MIN));
+  auto last = first;
+  while (last != defs.end() && std::get<0>(last->first) == domain && std::get<1>(last->first) == op_type) ++last;
+  return std::ranges::subrange(first, last);
+}
+
+std::vector<int> Registry::versions(std::string_view domain, std::string_view op_type) const {
   std::vector<int> v;
-  for (auto it = defs_.lower_bound(std::make_tuple(std::string(domain), std::string(op_type), INT_MIN));
-       it != defs_.end() && std::get<0>(it->first) == domain && std::get<1>(it->first) == op_type; ++it)
-    v.push_back(std::get<2>(it->first));
+  for (const auto& [key, def] : versions_of(defs_, domain, op_type)) v.push_back(std::get<2>(key));
   return v;
 }
 
 void Registry::set_nondeterministic(std::string_view domain, std::string_view op_type) {
-  bool any = false;
-  for (auto it = defs_.lower_bound(std::make_tuple(std::string(domain), std::string(op_type), INT_MIN));
-       it != defs_.end() && std::get<0>(it->first) == domain && std::get<1>(it->first) == op_type; ++it) {
-    it->second.deterministic = false;
-    any = true;
-  }
-  if (!any) fail("op ", op_type, " is marked not deterministic before any version of it is registered");
+  auto defs = versions_of(defs_, domain, op_type);
+  if (defs.empty()) fail("op ", op_type, " is marked not deterministic before any version of it is registered");
+  for (auto& [key, def] : defs) def.deterministic = false;
 }
 
 bool Registry::deterministic(std::string_view domain, std::string_view op_type) const {
-  if (domain == "ai.onnx") domain = "";
-  for (auto it = defs_.lower_bound(std::make_tuple(std::string(domain), std::string(op_type), INT_MIN));
-       it != defs_.end() && std::get<0>(it->first) == domain && std::get<1>(it->first) == op_type; ++it)
-    if (!it->second.deterministic) return false;
+  for (const auto& [key, def] : versions_of(defs_, domain == "ai.onnx" ? "" : domain, op_type))
+    if (!def.deterministic) return false;
   return true;
 }
 

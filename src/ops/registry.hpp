@@ -245,6 +245,9 @@ class Registry {
   const std::map<std::tuple<std::string, std::string, int>, OpDef>& all() const { return defs_; }
 
  private:
+  // The entries of every registered version of one op (of `defs`, const or not), ascending.
+  template <class Map>
+  static auto versions_of(Map& defs, std::string_view domain, std::string_view op_type);
   std::map<std::tuple<std::string, std::string, int>, OpDef> defs_;
 };
 

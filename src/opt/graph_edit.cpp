@@ -316,8 +316,8 @@ Node& PassContext::insert_at(size_t at, const std::string& op_type, const std::s
 }
 
 void PassContext::remove_node(Node& n) {
-  ++edits_;
   if (!alive(&n)) return;
+  ++edits_;
   for (Value* v : n.inputs)
     if (v) erase_one(v->consumers, &n);
   // Values of outer graphs read inside the node's subgraphs lose those readers too.

@@ -59,11 +59,7 @@ bool fuse_at(PassContext& ctx, Node& conv) {
 }  // namespace
 
 bool fuse_nhwc_conv_epilogue(PassContext& ctx) {
-  bool changed = false;
-  const std::vector<Node*> order = ctx.node_order();
-  for (Node* n : order)
-    if (ctx.alive(n)) changed |= fuse_at(ctx, *n);
-  return changed;
+  return for_each_op(ctx, [](const Node&) { return true; }, [&](Node& n) { return fuse_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -262,13 +262,19 @@ void add_float_initializer(pb::Graph& g, pb::Arena& arena, const char* name, con
   init.raw_data = arena.save(std::string(t.bytes()));
 }
 
+// The graph of a model of `ir_version` importing ai.onnx 13.
+pb::Graph& opset13_graph(pb::Model& m, int64_t ir_version, const char* name) {
+  m.ir_version = ir_version;
+  m.opset_import.push_back({"", 13, {}});
+  pb::Graph& g = m.graph.emplace();
+  g.name = name;
+  return g;
+}
+
 void expect_fed_initializer_used(const std::string& op, const Tensor& x, const Tensor& w, const Tensor& fed_w) {
   pb::Arena arena;
   pb::Model m;
-  m.ir_version = 3;
-  m.opset_import.push_back({"", 13, {}});
-  pb::Graph& g = m.graph.emplace();
-  g.name = "fed_initializer";
+  pb::Graph& g = opset13_graph(m, 3, "fed_initializer");
   add_float_input(g, "X", x.dims());
   add_float_input(g, "W", w.dims());
   add_float_initializer(g, arena, "W", w);
@@ -309,10 +315,7 @@ TEST(FastKernels, ConvOnChangingInputSizesMatchesReference) {
   for (const char* auto_pad : {"NOTSET", "SAME_UPPER"}) {
     pb::Arena arena;
     pb::Model m;
-    m.ir_version = 8;
-    m.opset_import.push_back({"", 13, {}});
-    pb::Graph& g = m.graph.emplace();
-    g.name = "conv_sizes";
+    pb::Graph& g = opset13_graph(m, 8, "conv_sizes");
     add_float_input(g, "X", {1, 4, -1, -1}, {"h", "w"});
     add_float_initializer(g, arena, "W", w);
     pb::Node& n = g.node.emplace_back();
