@@ -1,7 +1,12 @@
 #include "kernels/conv.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <optional>
 #include <unordered_map>
+
+#include "base/error.hpp"
 
 namespace onyx::kernels {
 
@@ -34,7 +39,119 @@ bool winograd_pays(const ConvShape& s, int64_t pixels) {
   return !prime;
 }
 
+// One epilogue step on one value, as oneDNN defines its eltwise algorithms (those Epilogue steps use).
+float eltwise(const Eltwise& e, float v) {
+  using A = dnnl::algorithm;
+  switch (e.alg) {
+    case A::eltwise_relu: return v > 0 ? v : e.alpha * v;
+    case A::eltwise_logistic: return 1.0f / (1.0f + std::exp(-v));
+    case A::eltwise_tanh: return std::tanh(v);
+    case A::eltwise_elu: return v > 0 ? v : e.alpha * std::expm1(v);
+    case A::eltwise_hardswish: return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case A::eltwise_gelu_erf: return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
+    case A::eltwise_clip: return std::min(std::max(v, e.alpha), e.beta);
+    case A::eltwise_linear: return e.alpha * v + e.beta;
+    default: fail("convolution epilogue: eltwise algorithm ", static_cast<int>(e.alg), " has no direct form");
+  }
+}
+
+std::atomic<uint64_t> direct_runs{0};
+
+// The direct loops' blocks: 16 output channels (one AVX-512 register, two AVX2 ones) by 4 output pixels of a row,
+// so that each weight vector loaded serves 4 pixels.
+constexpr int64_t kDirectM = 16, kDirectPixels = 4;
+
+int64_t padded_group_channels(const ConvShape& s) { return (s.M / s.group + kDirectM - 1) / kDirectM * kDirectM; }
+
+// Direct convolution. wt: (group, C/group, kh, kw, Mp) and bias (group, Mp) with Mp = M/group rounded up to 16
+// (zeros past M/group), so that the inner loops have fixed trip counts. x and y are NHWC or NCHW; with `sum`, y
+// holds the addend on entry. `offsets` has room for one entry per tap of a group (C/group * kh * kw).
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void direct_conv(const ConvShape& s, const float* __restrict wt, const float* __restrict bias, const Epilogue& epilogue,
+                 const float* __restrict x, int64_t N, int64_t H, int64_t W, float* __restrict y, bool nhwc,
+                 int64_t* __restrict offsets) {
+  const auto o = conv_out_hw(s, H, W);
+  const int64_t OH = o[0], OW = o[1], G = s.group, Cg = s.C / G, Mg = s.M / G, KH = s.kernel[0], KW = s.kernel[1];
+  const int64_t Mp = padded_group_channels(s), taps = Cg * KH * KW;
+  // Element strides of channel, row and column in each layout.
+  const int64_t xc = nhwc ? 1 : H * W, xh = nhwc ? W * s.C : W, xw = nhwc ? s.C : 1;
+  const int64_t yc = nhwc ? 1 : OH * OW, yh = nhwc ? OW * s.M : OW, yw = nhwc ? s.M : 1;
+  // Where each tap reads, from the window's first element; and from one pixel to the next.
+  for (int64_t c = 0, t = 0; c < Cg; ++c)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) offsets[t++] = c * xc + kh * s.dilations[0] * xh + kw * s.dilations[1] * xw;
+  const int64_t step = s.strides[1] * xw;
+  for (int64_t n = 0; n < N; ++n) {
+    const float* xn = x + n * s.C * H * W;
+    float* yn = y + n * s.M * OH * OW;
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t mb = 0; mb < Mg; mb += kDirectM)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow0 = 0; ow0 < OW; ow0 += kDirectPixels) {
+            const int64_t pixels = std::min(kDirectPixels, OW - ow0);
+            const int64_t ih0 = oh * s.strides[0] - s.pads[0], iw0 = ow0 * s.strides[1] - s.pads[1];
+            const float* wg = wt + g * taps * Mp + mb;
+            float acc[kDirectPixels][kDirectM];
+            for (int64_t p = 0; p < kDirectPixels; ++p)
+              for (int64_t j = 0; j < kDirectM; ++j) acc[p][j] = bias[g * Mp + mb + j];
+            const bool inside = pixels == kDirectPixels && ih0 >= 0 && ih0 + (KH - 1) * s.dilations[0] < H &&
+                                iw0 >= 0 && iw0 + (kDirectPixels - 1) * s.strides[1] + (KW - 1) * s.dilations[1] < W;
+            if (inside) {
+              const float* xb = xn + g * Cg * xc + ih0 * xh + iw0 * xw;
+              for (int64_t t = 0; t < taps; ++t) {
+                const float* xp = xb + offsets[t];
+                const float* wr = wg + t * Mp;
+                for (int64_t p = 0; p < kDirectPixels; ++p) {
+                  const float v = xp[p * step];
+                  for (int64_t j = 0; j < kDirectM; ++j) acc[p][j] += v * wr[j];
+                }
+              }
+            } else {
+              // A window over the padding: each tap's pixels checked.
+              for (int64_t c = 0; c < Cg; ++c) {
+                const float* xg = xn + (g * Cg + c) * xc;
+                for (int64_t kh = 0; kh < KH; ++kh) {
+                  const int64_t ih = ih0 + kh * s.dilations[0];
+                  if (ih < 0 || ih >= H) continue;
+                  for (int64_t kw = 0; kw < KW; ++kw) {
+                    const float* wr = wg + ((c * KH + kh) * KW + kw) * Mp;
+                    for (int64_t p = 0; p < pixels; ++p) {
+                      const int64_t iw = iw0 + p * s.strides[1] + kw * s.dilations[1];
+                      if (iw < 0 || iw >= W) continue;
+                      const float v = xg[ih * xh + iw * xw];
+                      for (int64_t j = 0; j < kDirectM; ++j) acc[p][j] += v * wr[j];
+                    }
+                  }
+                }
+              }
+            }
+            const int64_t ms = std::min(kDirectM, Mg - mb);
+            for (int64_t p = 0; p < pixels; ++p) {
+              float* yp = yn + (g * Mg + mb) * yc + oh * yh + (ow0 + p) * yw;
+              for (int64_t j = 0; j < ms; ++j) {
+                float r = acc[p][j] + (epilogue.sum ? yp[j * yc] : 0.0f);
+                for (const Eltwise& e : epilogue.eltwise) r = eltwise(e, r);
+                yp[j * yc] = r;
+              }
+            }
+          }
+  }
+}
+
 }  // namespace
+
+uint64_t direct_conv_runs() { return direct_runs.load(std::memory_order_relaxed); }
+
+bool conv_runs_direct(const ConvShape& s, int64_t N, int64_t H, int64_t W) {
+  // Blocks of the direct loops (16 output channels by 4 pixels, one per tap), against a budget of about the
+  // instructions oneDNN spends around its kernel on channels-last tensors (measured with callgrind on 1-D
+  // convolutions of a few frames: ~25,000 per execution, ~80,000 with NCHW's two reorders).
+  const auto o = conv_out_hw(s, H, W);
+  const double rows = static_cast<double>(N) * static_cast<double>(o[0]);
+  const double pixel_blocks = rows * static_cast<double>((o[1] + kDirectPixels - 1) / kDirectPixels);
+  const double taps = static_cast<double>(s.C) * static_cast<double>(s.kernel[0]) * static_cast<double>(s.kernel[1]);
+  return pixel_blocks * taps * static_cast<double>(padded_group_channels(s) / kDirectM) <= 2048.0;
+}
 
 std::array<int64_t, 2> conv_out_hw(const ConvShape& s, int64_t H, int64_t W) {
   std::array<int64_t, 2> in{H, W}, out{};
@@ -62,7 +179,7 @@ DnnlConvGeometry dnnl_conv_geometry(const ConvShape& s, int64_t H, int64_t W) {
 }
 
 PackedConv::PackedConv(const float* w, const ConvShape& shape, std::vector<float> bias, Epilogue epilogue)
-    : shape_(shape), bias_(std::move(bias)), epilogue_(std::move(epilogue)),
+    : w_(w), shape_(shape), bias_(std::move(bias)), epilogue_(std::move(epilogue)),
       packs_(w, memory::desc(dnnl_conv_geometry(shape, 1, 1).weights, f32, shape.group > 1 ? tag::goihw : tag::oihw)) {}
 
 std::array<int64_t, 2> PackedConv::out_hw(int64_t H, int64_t W) const { return conv_out_hw(shape_, H, W); }
@@ -74,8 +191,30 @@ double conv_macs(const ConvShape& s, int64_t N, int64_t H, int64_t W) {
 }
 
 void PackedConv::prepare(int64_t N, int64_t H, int64_t W) const {
+  if (conv_runs_direct(shape_, N, H, W)) {
+    direct_weights();
+    return;
+  }
   const SerialScope serial(runs_serially(macs(N, H, W)));
   plan(N, H, W);
+}
+
+const std::vector<float>& PackedConv::direct_weights() const {
+  std::call_once(direct_once_, [&] {
+    const ConvShape& s = shape_;
+    const int64_t G = s.group, Mg = s.M / G, Cg = s.C / G, K = s.kernel[0] * s.kernel[1], Mp = padded_group_channels(s);
+    const int64_t weights = G * Cg * K * Mp;
+    direct_w_.assign(static_cast<size_t>(weights + G * Mp), 0.0f);
+    // From (M, C/group, kh, kw): output channel g * Mg + m, input channel c of the group, tap k.
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t m = 0; m < Mg; ++m) {
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t k = 0; k < K; ++k)
+            direct_w_[static_cast<size_t>(((g * Cg + c) * K + k) * Mp + m)] = w_[((g * Mg + m) * Cg + c) * K + k];
+        if (!bias_.empty()) direct_w_[static_cast<size_t>(weights + g * Mp + m)] = bias_[static_cast<size_t>(g * Mg + m)];
+      }
+  });
+  return direct_w_;
 }
 
 const PackedConv::Plan& PackedConv::plan(int64_t N, int64_t H, int64_t W) const {
@@ -139,6 +278,15 @@ void PackedConv::execute(const Plan& p, memory& src, memory& dst) const {
 
 // layout: 0 NHWC, 1 NCHW (the Plan's index).
 void PackedConv::run(const float* x, int64_t N, int64_t H, int64_t W, float* y, int layout) const {
+  if (conv_runs_direct(shape_, N, H, W)) {
+    const std::vector<float>& wb = direct_weights();
+    const int64_t group_weights = shape_.C * shape_.kernel[0] * shape_.kernel[1] * padded_group_channels(shape_);
+    thread_local std::vector<int64_t> offsets;
+    offsets.resize(static_cast<size_t>(shape_.C / shape_.group * shape_.kernel[0] * shape_.kernel[1]));
+    direct_conv(shape_, wb.data(), wb.data() + group_weights, epilogue_, x, N, H, W, y, layout == 0, offsets.data());
+    direct_runs.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   const SerialScope serial(runs_serially(macs(N, H, W)));
   const Plan& p = plan(N, H, W);
   auto& eng = cpu_engine();

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "kernels/dnnl_kit.hpp"
@@ -32,6 +33,13 @@ DnnlConvGeometry dnnl_conv_geometry(const ConvShape& s, int64_t H, int64_t W);
 
 // Multiply-adds of `s` on N images of H x W.
 double conv_macs(const ConvShape& s, int64_t N, int64_t H, int64_t W);
+
+// Whether PackedConv computes `s` on N images of H x W with its own direct loops instead of oneDNN: convolutions
+// so small (a voice-activity model's 1-D layers over a few frames) that oneDNN's fixed cost per run (memory
+// objects, argument maps, and for NCHW tensors two layout reorders: about 80,000 instructions) is most of the time.
+bool conv_runs_direct(const ConvShape& s, int64_t N, int64_t H, int64_t W);
+// How many runs of this process took those direct loops (tests tell them from a fallback to the reference by it).
+uint64_t direct_conv_runs();
 
 class PackedConv {
  public:
@@ -59,11 +67,17 @@ class PackedConv {
   double macs(int64_t N, int64_t H, int64_t W) const { return conv_macs(shape_, N, H, W); }
   void execute(const Plan& p, dnnl::memory& src, dnnl::memory& dst) const;
   void run(const float* x, int64_t N, int64_t H, int64_t W, float* y, int layout) const;
+  // The direct loops' weights, (group, C/group, kh, kw, Mp), then the bias, (group, Mp): one group's output
+  // channels side by side, Mp = M/group rounded up to 16 with zeros.
+  const std::vector<float>& direct_weights() const;
+  const float* w_;
   ConvShape shape_;
   std::vector<float> bias_;
   Epilogue epilogue_;
   WeightPacks packs_;
   PrimitiveCache<std::array<int64_t, 3>, Plan> plans_;
+  mutable std::once_flag direct_once_;
+  mutable std::vector<float> direct_w_;
 };
 
 }  // namespace onyx::kernels

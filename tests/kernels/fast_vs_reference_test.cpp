@@ -7,6 +7,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "kernels/conv.hpp"
 #include "kernels/onednn_log.hpp"
 #include "kernels/reference_compare.hpp"
 #include "ops/op_test_util.hpp"
@@ -62,6 +63,46 @@ void compare_without_onednn(OneNode node, const std::string& what) {
   ASSERT_EQ(fast_out.size(), ref_out.size());
   for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i], ref_out[i], what);
 }
+
+// A float convolution's fast kernel computes small ones with its own direct loops and the others on oneDNN
+// (kernels::conv_runs_direct). ConvPaths runs a convolution node both ways (fast and reference), checks that the
+// fast run took the path its shape calls for, and counts the paths taken, so that a test can require both.
+struct ConvPaths {
+  int direct = 0, onednn = 0;
+  // C, group and kernel (kh, kw; 1-D: {1, k}) of the node's convolution; `nhwc`: the output is (N, OH, OW, M).
+  void compare(OneNode node, const std::string& what, int64_t C, int64_t group, std::array<int64_t, 2> kernel,
+               bool nhwc = false) {
+    OneNode ref = node;
+    std::vector<Datum> fast_out, ref_out;
+    const uint64_t direct_before = kernels::direct_conv_runs();
+    const std::string log = onednn_log([&] { fast_out = node.run(); });
+    const bool ran_direct = kernels::direct_conv_runs() > direct_before;
+    ref_out = ref.options(reference_only()).run();
+    ASSERT_EQ(fast_out.size(), ref_out.size());
+    const std::vector<int64_t>& d = ref_out[0].tensor.dims();
+    ASSERT_TRUE(d.size() == 3 || d.size() == 4) << what;
+    const int64_t M = d.size() == 3 || !nhwc ? d[1] : d[3];
+    const int64_t OH = d.size() == 3 ? 1 : nhwc ? d[1] : d[2], OW = d.size() == 3 ? d[2] : nhwc ? d[2] : d[3];
+    kernels::ConvShape s;
+    s.C = C, s.M = M, s.group = group, s.kernel = kernel;
+    // Unit strides and no padding on an input the kernel's extent minus one larger: the same output size.
+    const bool direct = kernels::conv_runs_direct(s, d[0], OH + kernel[0] - 1, OW + kernel[1] - 1);
+    if (direct) {
+      ++this->direct;
+      EXPECT_TRUE(ran_direct) << what << ": the direct loops did not run";
+      EXPECT_EQ(log.find("exec,cpu,"), std::string::npos) << what << ": a oneDNN primitive ran\n" << log;
+    } else {
+      ++onednn;
+      EXPECT_FALSE(ran_direct) << what << ": the direct loops ran";
+      EXPECT_NE(log.find("exec,cpu,convolution"), std::string::npos) << what << ": no oneDNN convolution ran";
+    }
+    for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i], ref_out[i], what);
+  }
+  void expect_both(const char* test) const {
+    EXPECT_GT(direct, 0) << test << ": no case took the direct loops";
+    EXPECT_GT(onednn, 0) << test << ": no case took oneDNN";
+  }
+};
 
 TEST(FastKernels, MatMulWithConstantBMatchesReference) {
   std::mt19937 rng(7);
@@ -161,6 +202,7 @@ TEST(FastKernels, ConvMatchesReference) {
       {4, 6, 11, 11, 5, 2, 2, 2, 2, ""},  {6, 6, 8, 8, 3, 1, 1, 3, 0, "SAME_UPPER"},
       {5, 7, 12, 9, 3, 2, 1, 1, 0, "SAME_LOWER"}, {2, 4, 6, 6, 2, 3, 1, 1, 0, "VALID"},
   };
+  ConvPaths paths;
   for (const Case& c : cases) {
     for (bool bias : {false, true}) {
       OneNode n("Conv", 11);
@@ -170,11 +212,12 @@ TEST(FastKernels, ConvMatchesReference) {
       n.attr_ints("strides", {c.stride, c.stride}).attr_ints("dilations", {c.dilation, c.dilation}).attr_int("group", c.group);
       if (*c.auto_pad) n.attr_string("auto_pad", c.auto_pad);
       else n.attr_ints("pads", {c.pad, c.pad, c.pad + (c.k > 1 ? 1 : 0), c.pad});
-      compare(n, "Conv C" + std::to_string(c.C) + " k" + std::to_string(c.k) + " g" + std::to_string(c.group) +
-                     (bias ? " +B" : ""),
-              "convolution");
+      paths.compare(n, "Conv C" + std::to_string(c.C) + " k" + std::to_string(c.k) + " g" + std::to_string(c.group) +
+                           (bias ? " +B" : ""),
+                    c.C, c.group, {c.k, c.k});
     }
   }
+  paths.expect_both("Conv");
 }
 
 // 1-D convolutions run as 2-D ones over one row: a spectrogram's strided filter bank over a signal, a depthwise
@@ -189,6 +232,7 @@ TEST(FastKernels, Conv1dMatchesReference) {
       {1, 20, 1280, 64, 16, 1, 1, 0, 0, ""}, {8, 8, 50, 3, 1, 1, 8, 1, 1, ""}, {6, 9, 33, 5, 2, 2, 3, 3, 0, ""},
       {4, 5, 17, 4, 1, 1, 1, 0, 0, "SAME_UPPER"},
   };
+  ConvPaths paths;
   for (const Case& c : cases) {
     for (bool bias : {false, true}) {
       OneNode n("Conv", 11);
@@ -197,11 +241,12 @@ TEST(FastKernels, Conv1dMatchesReference) {
       n.attr_ints("strides", {c.stride}).attr_ints("dilations", {c.dilation}).attr_int("group", c.group);
       if (*c.auto_pad) n.attr_string("auto_pad", c.auto_pad);
       else n.attr_ints("pads", {c.pad_begin, c.pad_end});
-      compare(n, "Conv1d C" + std::to_string(c.C) + " L" + std::to_string(c.L) + " k" + std::to_string(c.k) + " g" +
-                     std::to_string(c.group) + (bias ? " +B" : ""),
-              "convolution");
+      paths.compare(n, "Conv1d C" + std::to_string(c.C) + " L" + std::to_string(c.L) + " k" + std::to_string(c.k) +
+                           " g" + std::to_string(c.group) + (bias ? " +B" : ""),
+                    c.C, c.group, {1, c.k});
     }
   }
+  paths.expect_both("Conv1d");
 }
 
 // ai.onyx FusedConv (NCHW, 1-D and 2-D: the convolutions channels-last does not take, and those in subgraphs) with
@@ -212,29 +257,39 @@ TEST(FastKernels, FusedConvActivationInsideMatchesReference) {
     const char* name;
     std::vector<float> params;
   };
-  const Act acts[] = {{"Relu", {}}, {"LeakyRelu", {0.1f}}, {"Clip", {-0.5f, 0.25f}}, {"Sigmoid", {}}, {"Tanh", {}},
-                      {"HardSigmoid", {0.3f, 0.4f}}, {"HardSwish", {}}};
+  const Act acts[] = {{"Relu", {}},    {"LeakyRelu", {0.1f}},         {"Clip", {-0.5f, 0.25f}}, {"Sigmoid", {}},
+                      {"Tanh", {}},    {"HardSigmoid", {0.3f, 0.4f}}, {"HardSwish", {}},        {"Elu", {0.7f}},
+                      {"Gelu", {}}};
   int trial = 0;
   for (const Act& act : acts)
-    for (bool one_d : {true, false}) {
-      const int64_t group = trial++ % 3 == 0 ? 4 : 1;
-      OneNode n("FusedConv", 1, "ai.onyx");
-      const std::vector<int64_t> x = one_d ? std::vector<int64_t>{1, 8, 9} : std::vector<int64_t>{1, 8, 6, 7};
-      const std::vector<int64_t> w = one_d ? std::vector<int64_t>{12, 8 / group, 5} : std::vector<int64_t>{12, 8 / group, 3, 3};
-      n.input("X", random_floats(rng, x)).constant_input("W", random_floats(rng, w)).constant_input("B", random_floats(rng, {12}));
-      n.attr_int("group", group).attr_string("activation", act.name);
-      if (!act.params.empty()) n.attr_floats("activation_params", act.params);
-      if (one_d) n.attr_ints("pads", {2, 2});
-      else n.attr_ints("pads", {1, 1, 1, 1});
-      OneNode ref = n;
-      std::vector<Datum> fast_out, ref_out;
-      const std::string what = cat("FusedConv ", act.name, one_d ? " 1-D" : " 2-D", " group ", group);
-      const std::string log = onednn_log([&] { fast_out = n.run(); });
-      ref_out = ref.options(reference_only()).run();
-      EXPECT_NE(log.find("attr-post-ops:eltwise"), std::string::npos) << what << ": the activation ran outside\n" << log;
-      ASSERT_EQ(fast_out.size(), 1u);
-      expect_close(fast_out[0], ref_out[0], what);
-    }
+    for (bool one_d : {true, false})
+      for (bool large : {false, true}) {
+        // Small ones run the direct loops, which apply the activation themselves; large ones oneDNN, as post-ops.
+        const int64_t group = trial++ % 3 == 0 ? 4 : 1;
+        OneNode n("FusedConv", 1, "ai.onyx");
+        const int64_t size = large ? 40 : 7;
+        const std::vector<int64_t> x = one_d ? std::vector<int64_t>{1, 8, size * size} : std::vector<int64_t>{1, 8, size, size};
+        const std::vector<int64_t> w = one_d ? std::vector<int64_t>{12, 8 / group, 5} : std::vector<int64_t>{12, 8 / group, 3, 3};
+        n.input("X", random_floats(rng, x)).constant_input("W", random_floats(rng, w)).constant_input("B", random_floats(rng, {12}));
+        n.attr_int("group", group).attr_string("activation", act.name);
+        if (!act.params.empty()) n.attr_floats("activation_params", act.params);
+        if (one_d) n.attr_ints("pads", {2, 2});
+        else n.attr_ints("pads", {1, 1, 1, 1});
+        OneNode ref = n;
+        std::vector<Datum> fast_out, ref_out;
+        const std::string what = cat("FusedConv ", act.name, one_d ? " 1-D" : " 2-D", " group ", group, large ? " large" : "");
+        const uint64_t direct_before = kernels::direct_conv_runs();
+        const std::string log = onednn_log([&] { fast_out = n.run(); });
+        ref_out = ref.options(reference_only()).run();
+        if (large) {
+          EXPECT_NE(log.find("attr-post-ops:eltwise"), std::string::npos) << what << ": the activation ran outside\n" << log;
+        } else {
+          EXPECT_GT(kernels::direct_conv_runs(), direct_before) << what << ": the direct loops did not run";
+          EXPECT_EQ(log.find("exec,cpu,"), std::string::npos) << what << ": a oneDNN primitive ran\n" << log;
+        }
+        ASSERT_EQ(fast_out.size(), 1u);
+        expect_close(fast_out[0], ref_out[0], what);
+      }
 }
 
 // Y = op(X, W) where W is an initializer and also a graph input (as in IR 3 models): the fast kernel packs W, and a
@@ -330,12 +385,15 @@ TEST(FastKernels, ConvOnChangingInputSizesMatchesReference) {
     const std::string bytes = pb::serialize_model(m);
     Session fast = Session::from_bytes(bytes);
     Session ref = Session::from_bytes(bytes, reference_only());
-    for (auto [h, wd] : {std::pair<int64_t, int64_t>{7, 9}, {12, 5}, {7, 9}, {3, 3}, {12, 5}}) {
+    // The small sizes run the direct loops, the large ones oneDNN: either is the fast path, not the reference.
+    for (auto [h, wd] : {std::pair<int64_t, int64_t>{40, 36}, {7, 9}, {12, 5}, {40, 36}, {3, 3}, {12, 5}}) {
       const Tensor x = random_floats(rng, {1, 4, h, wd});
       Datum y;
+      const uint64_t direct_before = kernels::direct_conv_runs();
       const std::string log = onednn_log([&] { y = fast.run({{"X", Datum::of(x)}})[0].second; });
       const std::string what = std::string(auto_pad) + " " + std::to_string(h) + "x" + std::to_string(wd);
-      EXPECT_NE(log.find("exec,cpu,convolution"), std::string::npos) << what;  // the fast path ran
+      if (h * wd > 100) EXPECT_NE(log.find("exec,cpu,convolution"), std::string::npos) << what;
+      else EXPECT_GT(kernels::direct_conv_runs(), direct_before) << what;
       expect_close(y, ref.run({{"X", Datum::of(x)}})[0].second, what);
     }
   }
@@ -361,6 +419,7 @@ TEST(FastKernels, NhwcConvMatchesReference) {
                       {"Sigmoid", {}},    {"Tanh", {}},     {"HardSigmoid", {0.3f, 0.4f}},
                       {"HardSwish", {}},  {"Elu", {0.7f}}};
   int trial = 0;
+  ConvPaths paths;
   for (const Case& c : cases) {
     for (int variant = 0; variant < 3; ++variant, ++trial) {
       const Act& act = acts[trial % std::size(acts)];
@@ -391,11 +450,12 @@ TEST(FastKernels, NhwcConvMatchesReference) {
         n.attr_string("activation", act.name);
         if (!act.params.empty()) n.attr_floats("activation_params", act.params);
       }
-      compare(n, "NhwcConv C" + std::to_string(c.C) + " k" + std::to_string(c.k) + " g" + std::to_string(c.group) +
-                     (bias ? " +B" : "") + (residual ? " +Z" : "") + " " + act.name,
-              "convolution");
+      paths.compare(n, "NhwcConv C" + std::to_string(c.C) + " k" + std::to_string(c.k) + " g" + std::to_string(c.group) +
+                           (bias ? " +B" : "") + (residual ? " +Z" : "") + " " + act.name,
+                    c.C, c.group, {c.k, c.k}, true);
     }
   }
+  paths.expect_both("NhwcConv");
 }
 
 // 3x3 stride-1 convolutions with C >= 16, M >= 64 and 3136 (56x56) output pixels or more run oneDNN's Winograd
