@@ -2,7 +2,8 @@
 // depthwise included), or Winograd on oneDNN's blocked layout (nChw16c) for the 3x3 stride-1 convolutions where it
 // pays. Weights (M, C/group, kh, kw) are reordered once into oneDNN's layout; the bias and an epilogue (a residual
 // sum, then elementwise activations) are applied inside the primitive. run_nhwc and run_nchw read and write
-// tensors in those layouts, converting around the kernel where its layout differs.
+// tensors in those layouts, converting around the kernel where its layout differs. Convolutions too small to repay
+// oneDNN's fixed cost per execution run onyx's own direct loops instead, on either layout (conv_runs_direct).
 #pragma once
 #include <array>
 #include <cstdint>
