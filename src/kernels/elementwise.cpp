@@ -30,6 +30,7 @@ struct Scalar {
   static M lt(R a, R b) { return a < b; }
   static M gt(R a, R b) { return a > b; }
   static M ge(R a, R b) { return a >= b; }
+  static M eq(R a, R b) { return a == b; }
   static M isnan(R a) { return a != a; }
   static R select(M m, R a, R b) { return m ? a : b; }
   static R abs(R a) { return __builtin_fabsf(a); }
@@ -40,6 +41,11 @@ struct Scalar {
     const float s1 = __builtin_bit_cast(float, static_cast<uint32_t>(n1 + 127) << 23);
     const float s2 = __builtin_bit_cast(float, static_cast<uint32_t>(n2 + 127) << 23);
     return p * s1 * s2;
+  }
+  static R split(R x, R& mantissa) {
+    const uint32_t bits = __builtin_bit_cast(uint32_t, x);
+    mantissa = __builtin_bit_cast(float, (bits & 0x7fffffu) | 0x3f800000u);
+    return static_cast<float>(static_cast<int32_t>(bits >> 23) - 127);
   }
   static float hsum(R v) { return v; }
   static float hmax(R v) { return v; }

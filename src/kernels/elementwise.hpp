@@ -24,7 +24,7 @@ enum class BinaryOp { Add, Sub, Mul, Div };
 
 // Sqrt and Reciprocal are correctly rounded (IEEE square root and division), as the reference's double result
 // rounded to float is.
-enum class UnaryOp { Relu, LeakyRelu, Clip, Exp, Sigmoid, Tanh, Erf, GeluErf, GeluTanh, Sqrt, Reciprocal };
+enum class UnaryOp { Relu, LeakyRelu, Clip, Exp, Log, Sigmoid, Tanh, Erf, GeluErf, GeluTanh, Sqrt, Reciprocal };
 
 // Parameters of a unary op: alpha for LeakyRelu, [lo, hi] for Clip (NaN stays NaN; lo > hi gives hi everywhere).
 struct UnaryParams {

@@ -32,6 +32,7 @@ struct Avx2 {
   static M lt(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M gt(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
   static M ge(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+  static M eq(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static M isnan(R a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   static R select(M m, R a, R b) { return _mm256_blendv_ps(b, a, m); }
   static R abs(R a) { return _mm256_andnot_ps(set1(-0.0f), a); }
@@ -47,6 +48,12 @@ struct Avx2 {
     const R s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
     const R s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
     return mul(mul(p, s1), s2);
+  }
+  static R split(R x, R& mantissa) {
+    const __m256i bits = _mm256_castps_si256(x);
+    mantissa = _mm256_castsi256_ps(
+        _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x3f800000)));
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127)));
   }
   static float hsum(R v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -27,6 +27,7 @@ struct Avx512 {
   static M lt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M gt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
   static M ge(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+  static M eq(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static M isnan(R a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static R select(M m, R a, R b) { return _mm512_mask_blend_ps(m, b, a); }
   static R abs(R a) { return _mm512_abs_ps(a); }
@@ -37,6 +38,10 @@ struct Avx512 {
   }
   // p * 2^n, rounding once also where the result is subnormal.
   static R scale2(R p, R n) { return _mm512_scalef_ps(p, n); }
+  static R split(R x, R& mantissa) {
+    mantissa = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+    return _mm512_getexp_ps(x);
+  }
   static float hsum(R v) { return _mm512_reduce_add_ps(v); }
   static float hmax(R v) { return _mm512_reduce_max_ps(v); }
 };

@@ -40,6 +40,38 @@ inline typename V::R vexp(typename V::R x) {
   return V::select(V::isnan(x), x, V::scale2(p, n));
 }
 
+// ln x. x = 2^e m with m in [sqrt(1/2), sqrt(2)) (V::split gives m in [1, 2) and e for positive normal x;
+// subnormals are scaled by 2^23 first), ln x = e ln 2 + ln(1 + f), f = m - 1, with
+// ln(1 + f) = f + f^2 (-1/2 + f Q(f)), Q a degree-8 polynomial fitted to relative error 2e-9 on that interval, and
+// ln 2 in two parts (e ln2_hi is exact). 0 gives -inf, negatives NaN, +inf and NaN themselves.
+template <class V>
+inline typename V::R vlog(typename V::R x) {
+  using R = typename V::R;
+  const auto tiny = V::lt(x, V::set1(1.17549435e-38f));
+  R m;
+  R e = V::split(V::select(tiny, V::mul(x, V::set1(8388608.0f)), x), m);
+  e = V::select(tiny, V::sub(e, V::set1(23.0f)), e);
+  const auto high = V::gt(m, V::set1(1.41421356f));
+  m = V::select(high, V::mul(m, V::set1(0.5f)), m);
+  e = V::select(high, V::add(e, V::set1(1.0f)), e);
+  const R f = V::sub(m, V::set1(1.0f));
+  R q = V::set1(0.06704681366682053f);
+  q = V::fma(q, f, V::set1(-0.115529365837574f));
+  q = V::fma(q, f, V::set1(0.11842896789312363f));
+  q = V::fma(q, f, V::set1(-0.1242554634809494f));
+  q = V::fma(q, f, V::set1(0.14228709042072296f));
+  q = V::fma(q, f, V::set1(-0.166669562458992f));
+  q = V::fma(q, f, V::set1(0.20001572370529175f));
+  q = V::fma(q, f, V::set1(-0.2500002682209015f));
+  q = V::fma(q, f, V::set1(0.33333322405815125f));
+  const R r = V::fma(V::mul(f, f), V::fma(f, q, V::set1(-0.5f)), f);
+  R y = V::fma(e, V::set1(0.693359375f), V::fma(e, V::set1(-2.12194440e-4f), r));
+  y = V::select(V::lt(x, V::set1(0.0f)), V::set1(__builtin_nanf("")), y);
+  y = V::select(V::eq(x, V::set1(0.0f)), V::set1(-__builtin_inff()), y);
+  y = V::select(V::gt(x, V::set1(3.40282347e38f)), x, y);
+  return V::select(V::isnan(x), x, y);
+}
+
 // 1 / (1 + e^-x); below 0 as e^x / (1 + e^x), which keeps tiny results precise.
 template <class V>
 inline typename V::R vsigmoid(typename V::R x) {
@@ -207,6 +239,7 @@ void unary_impl(const UnaryParams& p, const float* x, float* y, int64_t n) {
       break;
     }
     case UnaryOp::Exp: map1<V>(x, y, n, [](R v) { return vexp<V>(v); }); break;
+    case UnaryOp::Log: map1<V>(x, y, n, [](R v) { return vlog<V>(v); }); break;
     case UnaryOp::Sigmoid: map1<V>(x, y, n, [](R v) { return vsigmoid<V>(v); }); break;
     case UnaryOp::Tanh: map1<V>(x, y, n, [](R v) { return vtanh<V>(v); }); break;
     case UnaryOp::Erf: map1<V>(x, y, n, [](R v) { return verf<V>(v); }); break;

@@ -98,6 +98,29 @@ TEST(ElementwiseMath, Exp) {
   for_each_isa([](Isa) { check_math(kernels::UnaryOp::Exp, [](double x) { return std::exp(x); }, 110, 2); });
 }
 
+// Over the sweep (negatives, zeros, infinities, NaN), then every power of two from the smallest subnormal up, with
+// its neighbours, and values next to 1 (where ln x is tiny and only relative precision counts).
+TEST(ElementwiseMath, Log) {
+  for_each_isa([](Isa) {
+    check_math(kernels::UnaryOp::Log, [](double x) { return std::log(x); }, 110, 2);
+    std::vector<float> x;
+    for (int k = -149; k <= 127; ++k) {
+      const float p = std::ldexp(1.0f, k);
+      for (float v : {p, std::nextafter(p, 0.0f), std::nextafter(p, INFINITY), p * 1.3f, p * 1.4142135f, p * 1.4142137f})
+        if (v > 0 && std::isfinite(v)) x.push_back(v);
+    }
+    for (int i = 1; i < 2000; ++i) {
+      x.push_back(1.0f + static_cast<float>(i) * 1e-7f);
+      x.push_back(1.0f - static_cast<float>(i) * 5e-8f);
+    }
+    std::vector<float> y(x.size());
+    kernels::UnaryParams p;
+    p.op = kernels::UnaryOp::Log;
+    kernels::unary(p, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_LE(ulps(y[i], std::log(static_cast<double>(x[i]))), 2.0) << "x = " << x[i];
+  });
+}
+
 TEST(ElementwiseMath, Sigmoid) {
   for_each_isa([](Isa) {
     check_math(kernels::UnaryOp::Sigmoid, [](double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); },
@@ -389,7 +412,7 @@ struct UnaryCase {
 TEST(ElementwiseOps, UnaryMatchesReference) {
   std::mt19937 rng(9);
   const UnaryCase cases[] = {{"Relu", 14, "", 4, 0},       {"Relu", 6, "", 4, 0},          {"LeakyRelu", 16, "", 4, 0},
-                             {"Sigmoid", 13, "", 30, 2e-6}, {"Tanh", 13, "", 10, 2e-6},      {"Exp", 13, "", 80, 2e-6},
+                             {"Sigmoid", 13, "", 30, 2e-6}, {"Tanh", 13, "", 10, 2e-6},      {"Exp", 13, "", 80, 2e-6}, {"Log", 13, "", 1e6, 2e-6},
                              {"Erf", 13, "", 5, 2e-6},       {"Gelu", 20, "none", 12, 2e-6}, {"Gelu", 20, "tanh", 12, 2e-6},
                              {"Sqrt", 13, "", 9, 0},         {"Reciprocal", 13, "", 3, 0}};
   for (const UnaryCase& c : cases) {

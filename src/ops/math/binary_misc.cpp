@@ -63,7 +63,8 @@ void run_pow(KernelContext& ctx, const Legacy& legacy, bool same_types, bool fas
       read_doubles(b)[0] == 2.0) {
     const float* x = a.data<float>();
     float* o = y.mutable_data<float>();
-    for (uint64_t i = 0; i < a.element_count(); ++i) o[i] = x[i] * x[i];
+    const uint64_t n = a.element_count();
+    for (uint64_t i = 0; i < n; ++i) o[i] = x[i] * x[i];
     return;
   }
   visit_dtype(a.dtype(), [&](auto ta) {

@@ -162,6 +162,7 @@ void register_unary(Registry& r) {
     // Float inputs on the vectorized kernels where they give the reference's results (Exp within its bound).
     const std::string_view name = fn.name;
     const std::optional<kernels::UnaryOp> fast = name == "Exp"          ? std::optional(kernels::UnaryOp::Exp)
+                                                 : name == "Log"        ? std::optional(kernels::UnaryOp::Log)
                                                  : name == "Sqrt"       ? std::optional(kernels::UnaryOp::Sqrt)
                                                  : name == "Reciprocal" ? std::optional(kernels::UnaryOp::Reciprocal)
                                                                         : std::nullopt;
