@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include <sys/mman.h>
@@ -33,8 +34,9 @@ class BufferPool {
 
   // A buffer of at least `bytes`; `bytes` becomes its actual size. A kept buffer serves requests down to half its
   // size, so runs whose sizes differ a little still reuse memory instead of keeping one buffer per size.
+  // (Sizes from kMinBytes up; smaller ones are SmallBuffers'.)
   void* take(size_t& bytes) {
-    if (bytes >= kMinBytes) {
+    {
       std::lock_guard lock(mutex_);
       auto it = free_.lower_bound(bytes);
       if (it != free_.end() && it->first / 2 <= bytes) {
@@ -45,11 +47,11 @@ class BufferPool {
         return p;
       }
     }
-    return bytes >= kMinBytes ? allocate_pages(bytes) : std::aligned_alloc(64, bytes);
+    return allocate_pages(bytes);
   }
 
   void give(void* p, size_t bytes) {
-    if (bytes >= kMinBytes) {
+    {
       std::lock_guard lock(mutex_);
       if (cached_ + bytes <= kMaxCachedBytes) {
         free_.emplace(bytes, p);
@@ -66,15 +68,108 @@ class BufferPool {
   size_t cached_ = 0;
 };
 
+// Buffers under BufferPool::kMinBytes, kept per thread by 64-byte size class: each run of a model asks for the same
+// small sizes again (a voice model's frames, shape tensors), and malloc's 64-byte-aligned allocation and free cost
+// more than the small kernels that use them. At most kKeepPerClass buffers of a class and kMaxBytes in all per
+// thread; the rest go back to malloc. A buffer freed on another thread joins that thread's cache, and one freed
+// after its thread's cache is gone (tensors released while the thread exits) goes to free.
+thread_local bool small_buffers_gone = false;
+
+class SmallBuffers {
+ public:
+  static constexpr size_t kClasses = BufferPool::kMinBytes / 64, kKeepPerClass = 8, kMaxBytes = size_t{4} << 20;
+
+  static SmallBuffers& mine() {
+    thread_local std::unique_ptr<SmallBuffers> buffers(new SmallBuffers);  // on the heap: threads that never
+    return *buffers;                                                        // allocate keep no 72 KiB of it
+  }
+  ~SmallBuffers() {
+    small_buffers_gone = true;
+    for (size_t c = 0; c < kClasses; ++c)
+      for (uint8_t i = 0; i < count_[c]; ++i) std::free(slots_[c][i]);
+  }
+  // `bytes`: a multiple of 64 below kMinBytes.
+  void* take(size_t bytes) {
+    const size_t c = bytes / 64;
+    if (count_[c] == 0) return std::aligned_alloc(64, bytes);
+    kept_ -= bytes;
+    return slots_[c][--count_[c]];
+  }
+  void give(void* p, size_t bytes) {
+    const size_t c = bytes / 64;
+    if (count_[c] == kKeepPerClass || kept_ + bytes > kMaxBytes) return std::free(p);
+    slots_[c][count_[c]++] = p;
+    kept_ += bytes;
+  }
+
+ private:
+  void* slots_[kClasses][kKeepPerClass] = {};
+  uint8_t count_[kClasses] = {};
+  size_t kept_ = 0;
+};
+
+// The allocator of the buffers' shared_ptr control blocks (all of one type): a short free list per thread, for the
+// same reason.
+template <class T>
+struct ControlBlocks {
+  using value_type = T;
+  ControlBlocks() = default;
+  template <class U>
+  ControlBlocks(const ControlBlocks<U>&) {}
+  struct FreeList {
+    static constexpr int kKeep = 64;
+    void* slots[kKeep] = {};
+    int count = 0;
+    ~FreeList() {
+      gone = true;
+      for (int i = 0; i < count; ++i) ::operator delete(slots[i]);
+    }
+  };
+  static thread_local inline bool gone = false;  // the thread's list was destroyed (the thread is exiting)
+  static FreeList& free_list() {
+    thread_local FreeList list;
+    return list;
+  }
+  T* allocate(size_t n) {
+    if (n == 1 && !gone) {
+      FreeList& l = free_list();
+      if (l.count > 0) return static_cast<T*>(l.slots[--l.count]);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    if (n == 1 && !gone) {
+      FreeList& l = free_list();
+      if (l.count < FreeList::kKeep) {
+        l.slots[l.count++] = p;
+        return;
+      }
+    }
+    ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const ControlBlocks<U>&) const { return true; }
+};
+
 // Set while allocate_for_overwrite runs Tensor::allocate on this thread.
 thread_local bool skip_zero_fill = false;
 thread_local AllocationHook* allocation_hook = nullptr;
 
+struct ReturnBuffer {
+  size_t bytes;
+  void operator()(void* p) const {
+    if (bytes >= BufferPool::kMinBytes) BufferPool::instance().give(p, bytes);
+    else if (small_buffers_gone) std::free(p);
+    else SmallBuffers::mine().give(p, bytes);
+  }
+};
+
 std::shared_ptr<void> pooled_buffer(size_t& bytes) {
-  void* p = BufferPool::instance().take(bytes);
+  void* p = bytes >= BufferPool::kMinBytes ? BufferPool::instance().take(bytes)
+            : small_buffers_gone            ? std::aligned_alloc(64, bytes)
+                                            : SmallBuffers::mine().take(bytes);
   if (!p) fail("out of memory allocating ", bytes, " bytes");
-  const size_t size = bytes;
-  return std::shared_ptr<void>(p, [size](void* q) { BufferPool::instance().give(q, size); });
+  return std::shared_ptr<void>(p, ReturnBuffer{bytes}, ControlBlocks<char>());
 }
 
 }  // namespace
