@@ -7,10 +7,11 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::f32;
+
 using testing::make_tensor;
 using testing::OneNode;
 
-Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make_tensor<float>(DataType::Float, std::move(dims), v); }
 std::vector<float> values(const Tensor& t) { return std::vector<float>(t.data<float>(), t.data<float>() + t.element_count()); }
 
 // One query [1, 0] against keys [1, 0] and [0, 1], values 10 and 20, head size 2 (scale 1/sqrt(2)).

@@ -7,6 +7,8 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::error_of;
+
 using testing::make_tensor;
 using testing::ModelBuilder;
 using testing::values_of;
@@ -14,15 +16,6 @@ using D = DataType;
 
 Tensor scalar_bool(bool v) { return make_tensor<uint8_t>(D::Bool, {}, {static_cast<uint8_t>(v)}); }
 Tensor scalar_i64(int64_t v) { return make_tensor<int64_t>(D::Int64, {}, {v}); }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // If whose branches compute from outer-scope values: then a + b, else a - b.
 pb::Graph if_model(ModelBuilder& mb, std::vector<int64_t> a_dims = {2}, std::vector<int64_t> b_dims = {2}) {

@@ -20,19 +20,12 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::error_of;
+
 using testing::make_tensor;
 using testing::OneNode;
 using testing::values_of;
 using D = DataType;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 Tensor bytes(const std::vector<uint8_t>& b) { return make_tensor<uint8_t>(D::UInt8, {static_cast<int64_t>(b.size())}, b); }
 

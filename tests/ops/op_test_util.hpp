@@ -2,6 +2,7 @@
 #pragma once
 #include <cctype>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,6 +24,16 @@ Tensor make_tensor(DataType dt, std::vector<int64_t> dims, const std::vector<T>&
   if (values.size() * sizeof(T) != t.bytes().size()) throw Error("make_tensor: value count does not match dims");
   if (!values.empty()) std::memcpy(t.mutable_data<char>(), values.data(), t.bytes().size());
   return t;
+}
+
+// What `f` throws as onyx's Error, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 inline Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make_tensor<float>(DataType::Float, std::move(dims), v); }

@@ -7,20 +7,13 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::error_of;
+
 using testing::make_tensor;
 using testing::ModelBuilder;
 using testing::OneNode;
 using testing::values_of;
 using D = DataType;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // Optional(x) -> OptionalHasElement, OptionalGetElement.
 TEST(Optional, WrapsItsInputAndGivesItBack_Opset15) {

@@ -6,6 +6,8 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::f32;
+
 using D = DataType;
 using testing::make_tensor;
 using testing::OneNode;
@@ -17,10 +19,8 @@ std::vector<T> vals(const Datum& d) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.element_count());
 }
 
-Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make_tensor<float>(D::Float, std::move(dims), v); }
 Tensor u8(std::vector<int64_t> dims, const std::vector<uint8_t>& v) { return make_tensor<uint8_t>(D::UInt8, std::move(dims), v); }
 Tensor i8(std::vector<int64_t> dims, const std::vector<int8_t>& v) { return make_tensor<int8_t>(D::Int8, std::move(dims), v); }
-
 
 // ---- MatMulInteger ----
 

@@ -8,6 +8,8 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::f32;
+
 using D = DataType;
 using testing::make_tensor;
 using testing::OneNode;
@@ -19,9 +21,7 @@ std::vector<T> vals(const Datum& d) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.bytes().size() / sizeof(T));
 }
 
-Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make_tensor<float>(D::Float, std::move(dims), v); }
 Tensor u8(D dt, std::vector<int64_t> dims, const std::vector<uint8_t>& v) { return make_tensor<uint8_t>(dt, std::move(dims), v); }
-
 
 // ---- QuantizeLinear ----
 

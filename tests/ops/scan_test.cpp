@@ -7,19 +7,12 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::error_of;
+
 using testing::make_tensor;
 using testing::ModelBuilder;
 using testing::values_of;
 using D = DataType;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // Body: running sum; state s (float [2]) plus one slice a (float [2]) per step; outputs the new sum twice (as the
 // state and as a scan output). `extra_scan` adds a second, unused scan input.

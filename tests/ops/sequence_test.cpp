@@ -7,23 +7,15 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::error_of;
+using testing::f32;
+using testing::i64;
+
 using testing::make_tensor;
 using testing::ModelBuilder;
 using testing::OneNode;
 using testing::values_of;
 using D = DataType;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-Tensor f32(std::vector<int64_t> dims, std::vector<float> v) { return make_tensor<float>(D::Float, std::move(dims), v); }
-Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) { return make_tensor<int64_t>(D::Int64, std::move(dims), v); }
 
 Datum float_seq(std::vector<Tensor> ts) {
   std::vector<Datum> items;

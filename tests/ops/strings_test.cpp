@@ -11,20 +11,13 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::error_of;
+
 using testing::make_tensor;
 using testing::ModelBuilder;
 using testing::OneNode;
 using testing::values_of;
 using D = DataType;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 Tensor strs(std::vector<int64_t> dims, std::vector<std::string> v) { return Tensor::strings("", std::move(dims), std::move(v)); }
 

@@ -9,19 +9,12 @@
 namespace onyx {
 namespace ONYX_TEST_FILE {
 
+using testing::error_of;
+
 using testing::make_tensor;
 using testing::ModelBuilder;
 using testing::values_of;
 using D = DataType;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 struct TfIdf {
   ModelBuilder mb;
