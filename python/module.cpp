@@ -55,12 +55,13 @@ py::tuple io_tuple(const std::string& name, const Type& t) { return py::make_tup
 
 class PySession {
  public:
-  PySession(py::handle model, int threads, int level, int log_level) {
+  PySession(py::handle model, int threads, int level, int log_level, bool accept_newer_versions) {
     ModelSource src = ModelSource::from(model);
     SessionOptions options;
     options.threads = threads;
     options.optimization_level = level;
     options.log_level = log_level;
+    options.accept_newer_versions = accept_newer_versions;
     std::string error;
     {
       py::gil_scoped_release nogil;
@@ -201,7 +202,7 @@ PYBIND11_MODULE(_onyx, m) {
       });
 
   py::class_<PySession>(m, "_Session")
-      .def(py::init<py::handle, int, int, int>())
+      .def(py::init<py::handle, int, int, int, bool>())
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("overridable_initializers", &PySession::overridable_initializers)

@@ -19,7 +19,7 @@ namespace onyx::cli {
 
 const char* const kBenchUsage =
     "usage: onyx bench MODEL [--input NAME=FILE ...] [--dummy | --seed N] [--dim SYMBOL=SIZE ...] [--threads N]\n"
-    "                  [--level LEVEL] [--warmup W] [--runs R] [--no-plan] [--flops] [--json]\n"
+    "                  [--level LEVEL] [--warmup W] [--runs R] [--no-plan] [--flops] [--json] [--accept-newer-versions]\n"
     "\n"
     "Creates a session for MODEL, runs it once (the first run), W more times untimed (default 2), then R timed\n"
     "times (default 10), and reports: session-create time, first-run time, median / p90 / min of the R runs, and\n"
@@ -30,6 +30,7 @@ const char* const kBenchUsage =
     "  --threads N         intra-op threads for the session (0: the engine's default)\n"
     "  --level LEVEL       graph optimization: basic, extended, all (the default) or 0 (off)\n"
     "  --no-plan           no static memory plan (every intermediate from the heap)\n"
+    "  --accept-newer-versions  load a model of a newer IR version or opset than onyx implements\n"
     "  --flops             also count the arithmetic of a run (2 per multiply-add of matrix products,\n"
     "                      convolutions and attention, from one more run's profile) and measure the machine's\n"
     "                      float32 multiply-add peak on the session's threads: the achieved GFLOP/s at the\n"
@@ -88,11 +89,12 @@ std::string json_string(const std::string& s) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs", "--level"}, {"--dummy", "--json", "--no-plan", "--flops"});
+  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs", "--level"},
+            {"--dummy", "--accept-newer-versions", "--json", "--no-plan", "--flops"});
   if (print_help_if_asked(args, kBenchUsage)) return 0;
   expect_positional(args, 1, 1, kBenchUsage);
   if (args.flag("--dummy") && args.value("--seed")) fail("--dummy and --seed exclude each other");
-  SessionOptions session_opts;
+  SessionOptions session_opts = session_options(args);
   session_opts.threads = static_cast<int>(parse_int_option(args.value("--threads").value_or("0"), "--threads", 0, 1024));
   if (auto level = args.value("--level")) session_opts.optimization_level = opt::parse_level(*level);
   session_opts.memory_plan = !args.flag("--no-plan");

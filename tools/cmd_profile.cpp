@@ -138,7 +138,7 @@ int cmd_profile(const std::vector<std::string>& argv) {
   if (runs < 1) fail("--runs: at least 1 run");
   Progress progress("onyx profile");
   progress.set_item("loading " + model_path);
-  SessionOptions options;
+  SessionOptions options = session_options(args);
   if (auto level = args.value("--level")) options.optimization_level = opt::parse_level(*level);
   options.threads = static_cast<int>(parse_int_option(args.value("--threads").value_or("0"), "--threads", 0, 1024));
   Session s = Session::from_file(model_path, options);

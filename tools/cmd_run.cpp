@@ -60,7 +60,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   expect_positional(args, 1, 1, kRunUsage);
   Progress progress("onyx run");
   progress.set_item("loading " + args.positional()[0]);
-  Session s = Session::from_file(args.positional()[0]);
+  Session s = Session::from_file(args.positional()[0], session_options(args));
   std::map<std::string, Datum> feeds = make_feeds(s, args);
   progress.above([&] {
     for (const auto& in : s.inputs()) summarize("input " + in.name, feeds[in.name]);

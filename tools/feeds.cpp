@@ -96,4 +96,10 @@ std::map<std::string, Datum> make_feeds(const Session& s, const Args& args, bool
   return feeds;
 }
 
+SessionOptions session_options(const Args& args) {
+  SessionOptions options;
+  options.accept_newer_versions = args.flag("--accept-newer-versions");
+  return options;
+}
+
 }  // namespace onyx::cli

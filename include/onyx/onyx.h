@@ -58,7 +58,7 @@ extern "C" {
 #endif
 
 /* The newest version of the OnyxApi table this header describes. */
-#define ONYX_API_VERSION 1
+#define ONYX_API_VERSION 2
 
 typedef struct OnyxStatus OnyxStatus;
 typedef struct OnyxSessionOptions OnyxSessionOptions;
@@ -150,6 +150,9 @@ ONYX_EXPORT OnyxStatus* onyx_session_options_set_threads(OnyxSessionOptions* opt
 ONYX_EXPORT OnyxStatus* onyx_session_options_set_optimization_level(OnyxSessionOptions* options, int32_t level);
 /* 0 verbose, 1 info, 2 warning, 3 error, 4 fatal. */
 ONYX_EXPORT OnyxStatus* onyx_session_options_set_log_level(OnyxSessionOptions* options, int32_t level);
+/* Nonzero: load models of a newer IR version or opset of a standard domain than onyx implements (refused by
+ * default, ONYX_ERROR_INVALID_MODEL naming what onyx supports); their ops run as the newest versions onyx has. */
+ONYX_EXPORT OnyxStatus* onyx_session_options_set_accept_newer_versions(OnyxSessionOptions* options, int32_t accept);
 ONYX_EXPORT void onyx_session_options_release(OnyxSessionOptions* options);
 
 /* ---- sessions ---- */
@@ -293,6 +296,9 @@ typedef struct OnyxApi {
   OnyxStatus* (*tensor_mutable_data)(OnyxValue* value, void** data);
   OnyxStatus* (*tensor_string)(const OnyxValue* value, size_t index, const char** string, size_t* length);
   OnyxStatus* (*tensor_set_string)(OnyxValue* value, size_t index, const char* string, size_t length);
+
+  /* since 2 */
+  OnyxStatus* (*session_options_set_accept_newer_versions)(OnyxSessionOptions* options, int32_t accept);
   /* Members of later versions are appended here. */
 } OnyxApi;
 

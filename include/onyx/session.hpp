@@ -22,6 +22,9 @@ struct SessionOptions {
   // Static memory plan per input-shape signature: the first run of a signature records its tensor buffers' sizes
   // and lifetimes, later runs take the intermediates from one arena (see src/exec/memory_plan.hpp).
   bool memory_plan = true;
+  // Load a model of a newer IR version, or importing a newer opset of a standard domain, than onyx implements
+  // (refused by default, naming what onyx supports); its ops then run as the newest versions onyx has.
+  bool accept_newer_versions = false;
 };
 
 // A memory plan of a session for one input-shape signature.

@@ -345,6 +345,13 @@ OnyxStatus* onyx_session_options_set_log_level(OnyxSessionOptions* options, int3
   });
 }
 
+OnyxStatus* onyx_session_options_set_accept_newer_versions(OnyxSessionOptions* options, int32_t accept) {
+  return guard("onyx_session_options_set_accept_newer_versions", ONYX_ERROR_INTERNAL, [&] {
+    need(options, "options");
+    options->options.accept_newer_versions = accept != 0;
+  });
+}
+
 void onyx_session_options_release(OnyxSessionOptions* options) { delete options; }
 
 // ---- sessions ----
@@ -718,6 +725,7 @@ const OnyxApi* onyx_get_api(uint32_t version) {
       onyx_tensor_mutable_data,
       onyx_tensor_string,
       onyx_tensor_set_string,
+      onyx_session_options_set_accept_newer_versions,
   };
   return version >= 1 && version <= ONYX_API_VERSION ? &api : nullptr;
 }

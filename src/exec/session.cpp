@@ -14,6 +14,7 @@
 #include "base/pages.hpp"
 #include "check/checker.hpp"
 #include "check/runtime_ops.hpp"
+#include "check/versions.hpp"
 #include "exec/memory_plan.hpp"
 #include "exec/threads.hpp"
 #include "format/mapped_file.hpp"
@@ -512,6 +513,7 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
   check::accept_with_warnings(doc, options.log_level);
+  if (!options.accept_newer_versions) check::refuse_newer_versions(doc);
   check::check_model_or_throw(doc);
   impl->model = build_model(doc);
   opt::OptimizeOptions optimize_options{options.optimization_level};

@@ -116,4 +116,13 @@ std::vector<int> since_versions(std::string_view domain, std::string_view op_typ
   return versions ? *versions : std::vector<int>{};
 }
 
+std::optional<int> newest_opset(std::string_view domain) {
+  const OpTable& table = op_table();
+  const auto d = table.find(canonical_domain(domain));
+  if (d == table.end()) return std::nullopt;
+  int newest = 0;
+  for (const auto& [op, versions] : d->second) newest = std::max(newest, versions.back());
+  return newest;
+}
+
 }  // namespace onyx::spec

@@ -28,4 +28,8 @@ std::optional<int> resolve_since_version(std::string_view domain, std::string_vi
 // Every since_version of the op, ascending; empty when the domain has no such op.
 std::vector<int> since_versions(std::string_view domain, std::string_view op_type);
 
+// The newest operator set of a standard domain that the table knows (the highest since_version of any of its
+// ops); nullopt for other domains.
+std::optional<int> newest_opset(std::string_view domain);
+
 }  // namespace onyx::spec

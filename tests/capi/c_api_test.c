@@ -109,6 +109,9 @@ static void test_session_errors(const char* path) {
   FAILS(api->session_options_set_optimization_level(opts, 4), ONYX_ERROR_INVALID_ARGUMENT, "optimization level is 4");
   FAILS(api->session_options_set_log_level(opts, 5), ONYX_ERROR_INVALID_ARGUMENT, "log level is 5");
   FAILS(api->session_options_set_threads(NULL, 1), ONYX_ERROR_INVALID_ARGUMENT, "options is NULL");
+  /* Since version 2 (the refusal itself is tested through the C++ API, which this option sets). */
+  OK(api->session_options_set_accept_newer_versions(opts, 1));
+  FAILS(api->session_options_set_accept_newer_versions(NULL, 1), ONYX_ERROR_INVALID_ARGUMENT, "options is NULL");
   FAILS(api->session_options_create(NULL), ONYX_ERROR_INVALID_ARGUMENT, "out is NULL");
 
   FAILS(api->session_create("/nonexistent/dir/model.onnx", opts, &s), ONYX_ERROR_NO_SUCH_FILE,

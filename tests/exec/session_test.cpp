@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "base/error.hpp"
 #include "format/onnx_proto.hpp"
 #include "ops/op_test_util.hpp"
@@ -12,11 +14,28 @@ namespace ONYX_TEST_FILE {
 
 using testing::make_tensor;
 
-// Y = A + B with A, B: float[N,3] (N symbolic).
-std::string add_model() {
+// Y = A + B with A, B: float[N,3] (N symbolic), of the given IR version and default-domain opset, plus `extra`
+// imports.
+std::string add_model(int64_t ir_version = 10, int64_t opset = 21, std::vector<pb::OperatorSetId> extra = {},
+                      std::optional<int64_t> function_opset = std::nullopt) {
   pb::Model m;
-  m.ir_version = 10;
-  m.opset_import.push_back({"", 21, {}});
+  m.ir_version = ir_version;
+  m.opset_import.push_back({"", opset, {}});
+  for (pb::OperatorSetId& imp : extra) m.opset_import.push_back(std::move(imp));
+  if (function_opset) {
+    // A model-local function (unused) importing that opset.
+    pb::Function& f = m.functions.emplace_back();
+    f.name = "Twice";
+    f.domain = "local";
+    f.input = {"x"};
+    f.output = {"y"};
+    pb::Node& n = f.node.emplace_back();
+    n.op_type = "Add";
+    n.input = {"x", "x"};
+    n.output = {"y"};
+    f.opset_import.push_back({"", *function_opset, {}});
+    m.opset_import.push_back({"local", 1, {}});
+  }
   pb::Graph& g = m.graph.emplace();
   g.name = "adder";
   for (const char* name : {"A", "B"}) {
@@ -67,6 +86,43 @@ TEST(Session, RunsAndReturnsNamedOutputs) {
   EXPECT_EQ(out[0].first, "Y");
   EXPECT_EQ(out[0].second.tensor.dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(out[0].second.tensor.data<float>()[5], 3.0f);
+}
+
+std::string creation_error(const std::string& bytes, const SessionOptions& options = {}) {
+  try {
+    Session::from_bytes(bytes, options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A model of a newer IR version or importing a newer opset of a standard domain than onyx implements is refused,
+// naming the newest onyx supports, unless the caller accepts it; its ops then run as their newest versions.
+TEST(Session, NewerVersionsThanOnyxKnowsAreRefusedUnlessAccepted) {
+  SessionOptions accept;
+  accept.accept_newer_versions = true;
+  const std::string newer_ir = add_model(14);
+  EXPECT_NE(creation_error(newer_ir).find("ir_version is 14; onyx supports IR versions up to 13"), std::string::npos)
+      << creation_error(newer_ir);
+  const std::string newer_opset = add_model(10, 29);
+  EXPECT_NE(creation_error(newer_opset).find("imports opset 29 of domain 'ai.onnx'; onyx supports that domain up to opset 28"),
+            std::string::npos)
+      << creation_error(newer_opset);
+  const std::string newer_ml = add_model(10, 21, {{"ai.onnx.ml", 6, {}}});
+  EXPECT_NE(creation_error(newer_ml).find("opset 6 of domain 'ai.onnx.ml'; onyx supports that domain up to opset 5"),
+            std::string::npos)
+      << creation_error(newer_ml);
+  const std::string newer_in_function = add_model(10, 21, {}, 30);
+  EXPECT_NE(creation_error(newer_in_function).find("function 'Twice' of the model imports opset 30"), std::string::npos)
+      << creation_error(newer_in_function);
+  for (const std::string& bytes : {newer_ir, newer_opset, newer_ml, newer_in_function}) {
+    Session s = Session::from_bytes(bytes, accept);
+    EXPECT_EQ(s.run({{"A", floats({1, 3})}, {"B", floats({1, 3})}})[0].second.tensor.data<float>()[0], 3.0f);
+  }
+  // The newest versions onyx knows load without the option; other domains have no limit onyx could know.
+  EXPECT_EQ(creation_error(add_model(13, 28)), "(no error)");
+  EXPECT_EQ(creation_error(add_model(10, 21, {{"com.example", 99, {}}})), "(no error)");
 }
 
 TEST(Session, FeedsAreCheckedBeforeRunning) {

@@ -336,3 +336,17 @@ def test_readme_example(tmp_path, monkeypatch):
     X, pred = scope["X"], scope["pred_onnx"]
     assert isinstance(pred, list) and len(pred) == 1
     np.testing.assert_allclose(pred[0], 1 / (1 + np.exp(-X)), rtol=1e-6)
+
+
+def test_newer_opsets_and_ir_versions_are_refused_unless_accepted():
+    x = np.arange(3, dtype=np.float32)
+    for model, text in ((identity_model(opset=29), "opset 29 of domain 'ai.onnx'; onyx supports that domain up to opset 28"),
+                        (make_model([helper.make_node("Identity", ["x"], ["y"])], [("x", tensor_type(F))],
+                                    [("y", tensor_type(F))], ir_version=14), "onyx supports IR versions up to 13")):
+        with pytest.raises(Exception, match=text.replace("(", r"\(").replace(")", r"\)")):
+            onyx.InferenceSession(model)
+        options = onyx.SessionOptions()
+        assert options.accept_newer_versions is False
+        options.accept_newer_versions = True
+        (y,) = onyx.InferenceSession(model, options).run(None, {"x": x})
+        np.testing.assert_array_equal(y, x)

@@ -167,6 +167,38 @@ TEST(Cli, CheckReportsProblemsWithExitOne) {
 }
 
 
+// run, bench and profile refuse a model of a newer opset than onyx implements, and load it with
+// --accept-newer-versions.
+TEST(Cli, NewerOpsetsNeedTheAcceptOption) {
+  pb::Model m;
+  m.ir_version = 10;
+  m.opset_import.push_back({"", 29, {}});
+  pb::Graph& g = m.graph.emplace();
+  g.name = "newer";
+  pb::ValueInfo& in = g.input.emplace_back();
+  in.name = "x";
+  auto& tt = in.type.emplace().tensor_type.emplace();
+  tt.elem_type = 1;
+  tt.shape.emplace().dim.emplace_back().dim_value = 3;
+  pb::Node& n = g.node.emplace_back();
+  n.op_type = "Relu";
+  n.input = {"x"};
+  n.output = {"y"};
+  g.output.emplace_back().name = "y";
+  fs::path dir = fs::temp_directory_path() / cat("onyx-cli-newer-", ::getpid());
+  fs::create_directories(dir);
+  const std::string path = (dir / "newer.onnx").string();
+  std::ofstream(path, std::ios::binary) << pb::serialize_model(m);
+  for (const char* cmd : {"run", "bench", "profile"}) {
+    CliRun refused = onyx(cat(cmd, " ", path));
+    EXPECT_NE(refused.status, 0) << cmd;
+    EXPECT_NE(refused.out.find("onyx supports that domain up to opset 28"), std::string::npos) << cmd << ": " << refused.out;
+    CliRun accepted = onyx(cat(cmd, " ", path, " --accept-newer-versions"));
+    EXPECT_EQ(accepted.status, 0) << cmd << ": " << accepted.out;
+  }
+  fs::remove_all(dir);
+}
+
 // ---- onyx ops, profile, graph ----
 
 // A fresh folder for one test's files, removed at the end.
