@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "base/error.hpp"
+#include "check/function_calls.hpp"
 #include "format/external_data.hpp"
 #include "base/dtype.hpp"
 #include "ir/spec_table.hpp"
@@ -233,6 +234,7 @@ std::vector<std::string> Checker::run() {
   check_header();
   build_model_opsets();
   index_functions();
+  for (std::string& cycle : function_call_cycles(doc_.model)) problem(cycle);
   const auto& model = doc_.model;
   if (!model.graph) {
     problem("the model has no graph");

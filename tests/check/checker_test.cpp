@@ -11,6 +11,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -296,6 +297,75 @@ TEST(Checker, ModelLocalFunctionCall) {
   f.domain = "";
   m.graph->node[1].domain = "";
   EXPECT_TRUE(check(m).empty()) << joined(check(m));
+}
+
+// Functions that call themselves, directly or through others (inside a subgraph too), are refused with the cycle
+// named; a chain of 100,000 functions each calling the next is fine, and checking it needs no deep C++ stack.
+pb::Function& add_function(pb::Model& m, const std::string& name, const std::string& calls) {
+  static std::vector<std::unique_ptr<std::string>> names;  // the pb structs hold views
+  names.push_back(std::make_unique<std::string>(name));
+  const std::string_view fname = *names.back();
+  names.push_back(std::make_unique<std::string>(calls));
+  const std::string_view callee = *names.back();
+  pb::Function& f = m.functions.emplace_back();
+  f.name = fname;
+  f.domain = "local";
+  f.input = {"a"};
+  f.output = {"b"};
+  f.opset_import.push_back(opset("", 17));
+  f.opset_import.push_back(opset("local", 1));
+  pb::Node n = node(calls.empty() ? "Relu" : "", {"a"}, {"b"});
+  if (!calls.empty()) {
+    n.op_type = callee;
+    n.domain = "local";
+  }
+  f.node.push_back(n);
+  return f;
+}
+
+TEST(Checker, RecursiveFunctionsAreRefusedWithTheCycle) {
+  pb::Model self = valid_model();
+  self.opset_import.push_back(opset("local", 1));
+  add_function(self, "Again", "Again");
+  EXPECT_TRUE(one_problem(check(self), {"function 'Again' (domain 'local') calls itself: Again -> Again"}));
+
+  pb::Model mutual = valid_model();
+  mutual.opset_import.push_back(opset("local", 1));
+  add_function(mutual, "Ping", "Pong");
+  add_function(mutual, "Pong", "Ping");
+  add_function(mutual, "Leaf", "");
+  EXPECT_TRUE(one_problem(check(mutual), {"function 'Ping' (domain 'local') calls itself: Ping -> Pong -> Ping"}));
+
+  // Through an If in the body: the call is in the then-branch.
+  pb::Model nested = valid_model();
+  nested.opset_import.push_back(opset("local", 1));
+  pb::Function& f = add_function(nested, "Outer", "");
+  pb::Node if_node = node("If", {"a"}, {"b"});
+  pb::Attribute& then_branch = if_node.attribute.emplace_back();
+  then_branch.name = "then_branch";
+  then_branch.type = 5;  // GRAPH
+  pb::Graph& g = then_branch.g.emplace();
+  pb::Node call = node("", {"a"}, {"c"});
+  call.op_type = "Outer";
+  call.domain = "local";
+  g.node.push_back(call);
+  f.node = {if_node};
+  const auto problems = check(nested);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(joined(problems).find("function 'Outer' (domain 'local') calls itself: Outer -> Outer"), std::string::npos)
+      << joined(problems);
+
+  pb::Model chain = valid_model();
+  chain.opset_import.push_back(opset("local", 1));
+  constexpr int kDepth = 100000;
+  for (int i = 0; i < kDepth; ++i) add_function(chain, cat("F", i), i + 1 < kDepth ? cat("F", i + 1) : "");
+  EXPECT_TRUE(check(chain).empty()) << joined(check(chain)).substr(0, 500);
+  // Closing the chain into a cycle: one problem, its message short.
+  chain.functions.back().node[0].op_type = "F0";
+  chain.functions.back().node[0].domain = "local";
+  const auto cycle = check(chain);
+  ASSERT_TRUE(one_problem(cycle, {"function 'F0' (domain 'local') calls itself: F0 -> F1 -> F2 -> F3 -> ... (99993 more) -> F99997 -> F99998 -> F99999 -> F0"}));
+  EXPECT_LT(cycle[0].size(), 200u);
 }
 
 // ---- values: single assignment, definitions, order --------------------------------------------
