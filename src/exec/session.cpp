@@ -493,6 +493,29 @@ void align_tensor(Tensor& t) {
   }
 }
 
+// Sparse initializers become the dense initializers they stand for (validated: indices in range and distinct), as
+// every kernel reads dense tensors; a graph's and its subgraphs'.
+void densify_sparse_initializers(Graph& g, const std::string& model) {
+  for (auto& [name, s] : g.sparse_initializers) {
+    Tensor t = densify(s, cat(model, ": ", g.label(), ": sparse initializer '", name, "'"));
+    t.set_name(name);
+    const auto [it, inserted] = g.initializers.emplace(name, std::move(t));
+    if (!inserted) fail(model, ": ", g.label(), ": '", name, "' is both an initializer and a sparse initializer");
+    Value* v = g.find_local(name);
+    if (!v) v = &g.add_value(name);
+    v->type = Type::tensor(it->second.dtype());
+    v->type.shape.rank_known = true;
+    for (int64_t d : it->second.dims()) v->type.shape.dims.push_back(Dim{d, {}, {}});
+    v->initializer = &it->second;
+  }
+  g.sparse_initializers.clear();
+  for (auto& n : g.nodes)
+    for (Attribute& a : n->attributes) {
+      if (a.g) densify_sparse_initializers(*a.g, model);
+      for (auto& sg : a.graphs) densify_sparse_initializers(*sg, model);
+    }
+}
+
 void align_graph(Graph& g) {
   for (auto& [name, t] : g.initializers) align_tensor(t);
   for (auto& [name, s] : g.sparse_initializers) {
@@ -516,6 +539,7 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
   if (!options.accept_newer_versions) check::refuse_newer_versions(doc);
   check::check_model_or_throw(doc);
   impl->model = build_model(doc);
+  densify_sparse_initializers(*impl->model.graph, doc.label);
   opt::OptimizeOptions optimize_options{options.optimization_level};
   // A session computes a folded value once instead of on every run, so it folds far bigger values than a file
   // should hold (weights made by ConstantOfShape, say); the bound still caps what one fold may allocate.

@@ -1,6 +1,8 @@
 #include "ir/tensor.hpp"
 #include "ir/tensor_alloc.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -302,6 +304,66 @@ Tensor Tensor::from_proto(const pb::Tensor& p, ExternalDataResolver* resolver, s
   Tensor t = view(std::move(name), static_cast<DataType>(*p.data_type), p.dims, b.bytes, b.keep ? b.keep : source);
   t.is_view_ = in_place;
   return t;
+}
+
+Tensor densify(const SparseTensor& s, const std::string& what) {
+  const Tensor& values = s.values;
+  const std::vector<int64_t>& dims = s.dims;
+  const DataType dt = values.dtype();
+  if (values.dims().size() != 1) fail(what, ": values must have rank 1 ([NNZ]), not ", values.dims().size());
+  if (dt != DataType::String && dtype_bits(dt) % 8 != 0) fail(what, ": sparse ", dt, " tensors are not supported");
+  const int64_t nnz = values.dims()[0];
+  uint64_t total = 1;
+  for (int64_t d : dims) {
+    if (d < 0) fail(what, ": dims have the negative size ", d);
+    if (d && total > UINT64_MAX / static_cast<uint64_t>(d)) fail(what, ": its dense element count overflows");
+    total *= static_cast<uint64_t>(d);
+  }
+  const uint64_t element_bytes = dt == DataType::String ? sizeof(std::string) : static_cast<uint64_t>(dtype_bits(dt)) / 8;
+  if (total > kMaxDenseBytes / std::max<uint64_t>(element_bytes, 1))
+    fail(what, ": its dense form (", total, " elements) would exceed ", kMaxDenseBytes >> 30, " GiB");
+  const Tensor& indices = s.indices;
+  const std::vector<int64_t>& id = indices.dims();
+  const size_t rank = dims.size();
+  const bool linear = id.size() == 1 && id[0] == nnz;
+  const bool coordinates = id.size() == 2 && id[0] == nnz && id[1] == static_cast<int64_t>(rank);
+  if (nnz > 0 && (indices.dtype() != DataType::Int64 || (!linear && !coordinates)))
+    fail(what, ": indices must be int64 of shape [", nnz, "] or [", nnz, ", ", rank, "] for ", nnz,
+         " values of a rank-", rank, " tensor");
+  // Linear positions, checked in range, then for duplicates.
+  std::vector<uint64_t> at(static_cast<size_t>(nnz));
+  const int64_t* ix = nnz > 0 ? indices.data<int64_t>() : nullptr;
+  for (int64_t k = 0; k < nnz; ++k) {
+    uint64_t lin = 0;
+    if (linear) {
+      const int64_t v = ix[k];
+      if (v < 0 || static_cast<uint64_t>(v) >= total)
+        fail(what, ": index ", v, " of value ", k, " is outside the ", total, " elements of the dense tensor");
+      lin = static_cast<uint64_t>(v);
+    } else {
+      for (size_t j = 0; j < rank; ++j) {
+        const int64_t v = ix[static_cast<size_t>(k) * rank + j];
+        if (v < 0 || v >= dims[j])
+          fail(what, ": index ", v, " of value ", k, " is outside axis ", j, " of size ", dims[j]);
+        lin = lin * static_cast<uint64_t>(dims[j]) + static_cast<uint64_t>(v);
+      }
+    }
+    at[static_cast<size_t>(k)] = lin;
+  }
+  std::vector<uint64_t> sorted = at;
+  std::sort(sorted.begin(), sorted.end());
+  const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end()) fail(what, ": two values are at the same position (linear index ", *dup, ")");
+  Tensor out = Tensor::allocate(dt, dims);
+  if (dt == DataType::String) {
+    for (int64_t k = 0; k < nnz; ++k) out.mutable_strings()[at[static_cast<size_t>(k)]] = values.string_values()[static_cast<size_t>(k)];
+  } else {
+    const char* from = values.bytes().data();
+    char* to = out.mutable_data<char>();
+    for (int64_t k = 0; k < nnz; ++k)
+      std::memcpy(to + at[static_cast<size_t>(k)] * element_bytes, from + static_cast<uint64_t>(k) * element_bytes, element_bytes);
+  }
+  return out;
 }
 
 }  // namespace onyx

@@ -79,4 +79,10 @@ struct SparseTensor {
   std::vector<int64_t> dims;
 };
 
+// The dense tensor a sparse one stands for: zeros (empty strings) but at its indices, which must be int64, of
+// shape [NNZ] (linear) or [NNZ, rank] (coordinates), in range and distinct, with values of shape [NNZ]. A dense
+// form above kMaxDenseBytes is refused rather than allocated. `what` starts every error message.
+inline constexpr uint64_t kMaxDenseBytes = uint64_t{1} << 34;
+Tensor densify(const SparseTensor& s, const std::string& what);
+
 }  // namespace onyx

@@ -63,7 +63,9 @@ constexpr int64_t kDirectM = 16, kDirectPixels = 4;
 
 int64_t padded_group_channels(const ConvShape& s) { return (s.M / s.group + kDirectM - 1) / kDirectM * kDirectM; }
 
-// (Internal code: the ABI note GCC gives for vector values passed without AVX-512 does not concern it.)
+// Vector values never cross a call: load16 is always inlined, since the clones below would otherwise call one copy
+// of it with different ABIs for its 64-byte result (AVX-512 registers against memory); hence GCC's ABI note is
+// silenced here.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -71,7 +73,7 @@ int64_t padded_group_channels(const ConvShape& s) { return (s.M / s.group + kDir
 // accumulators of a block are named values so that they live in registers for the whole sum.
 typedef float Floats16 __attribute__((vector_size(64)));
 
-inline Floats16 load16(const float* p) {
+__attribute__((always_inline)) inline Floats16 load16(const float* p) {
   Floats16 v;
   __builtin_memcpy(&v, p, sizeof v);
   return v;

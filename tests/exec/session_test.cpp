@@ -125,6 +125,63 @@ TEST(Session, NewerVersionsThanOnyxKnowsAreRefusedUnlessAccepted) {
   EXPECT_EQ(creation_error(add_model(10, 21, {{"com.example", 99, {}}})), "(no error)");
 }
 
+// Y = X + W with W a sparse initializer of dims [2, 4] holding `values` at `indices` (dims `index_dims`).
+std::string sparse_add_model(const std::vector<float>& values, const std::vector<int64_t>& indices,
+                             std::vector<int64_t> index_dims) {
+  pb::Model m;
+  m.ir_version = 8;
+  m.opset_import.push_back({"", 17, {}});
+  pb::Graph& g = m.graph.emplace();
+  g.name = "sparse";
+  pb::ValueInfo& vi = g.input.emplace_back();
+  vi.name = "X";
+  auto& tt = vi.type.emplace().tensor_type.emplace();
+  tt.elem_type = 1;
+  auto& shape = tt.shape.emplace();
+  shape.dim.emplace_back().dim_value = 2;
+  shape.dim.emplace_back().dim_value = 4;
+  pb::SparseTensor& s = g.sparse_initializer.emplace_back();
+  s.dims = {2, 4};
+  pb::Tensor& v = s.values.emplace();
+  v.name = "W";
+  v.data_type = 1;
+  v.dims = {static_cast<int64_t>(values.size())};
+  v.float_data = values;
+  pb::Tensor& ix = s.indices.emplace();
+  ix.name = "W_indices";
+  ix.data_type = 7;
+  ix.dims = std::move(index_dims);
+  ix.int64_data = indices;
+  pb::Node& n = g.node.emplace_back();
+  n.op_type = "Add";
+  n.input = {"X", "W"};
+  n.output = {"Y"};
+  g.output.emplace_back().name = "Y";
+  return pb::serialize_model(m);
+}
+
+// Sparse initializers run as the dense tensors they stand for (linear and coordinate indices, in any order);
+// indices out of range or repeated are refused at creation, naming the model, the initializer and the index.
+TEST(Session, SparseInitializersAreDensifiedAndValidated) {
+  const std::map<std::string, Datum> feeds = {{"X", floats({2, 4})}};
+  const std::vector<float> want = {1.5f + 2, 1.5f, 1.5f, 1.5f, 1.5f, 1.5f + 3, 1.5f, 1.5f + 1};
+  for (const std::string& bytes : {sparse_add_model({1, 2, 3}, {7, 0, 5}, {3}),
+                                   sparse_add_model({1, 2, 3}, {1, 3, 0, 0, 1, 1}, {3, 2})}) {
+    Session s = Session::from_bytes(bytes);
+    EXPECT_EQ(testing::values_of<float>(s.run(feeds)[0].second.tensor), want);
+  }
+  EXPECT_NE(creation_error(sparse_add_model({1, 2}, {0, 8}, {2})).find(
+                "sparse initializer 'W': index 8 of value 1 is outside the 8 elements of the dense tensor"),
+            std::string::npos)
+      << creation_error(sparse_add_model({1, 2}, {0, 8}, {2}));
+  EXPECT_NE(creation_error(sparse_add_model({1, 2}, {0, 4, 1, 0}, {2, 2})).find("index 4 of value 0 is outside axis 1 of size 4"),
+            std::string::npos)
+      << creation_error(sparse_add_model({1, 2}, {0, 4, 1, 0}, {2, 2}));
+  EXPECT_NE(creation_error(sparse_add_model({1, 2}, {5, 5}, {2})).find("two values are at the same position (linear index 5)"),
+            std::string::npos)
+      << creation_error(sparse_add_model({1, 2}, {5, 5}, {2}));
+}
+
 TEST(Session, FeedsAreCheckedBeforeRunning) {
   Session s = Session::from_bytes(add_model());
   expect_error(s, {{"A", floats({2, 3})}}, "input 'B' is missing");

@@ -19,39 +19,6 @@ using D = DataType;
 
 // ---- Constant ----
 
-Tensor densify(const SparseTensor& sp) {
-  const Tensor& values = sp.values;
-  const Tensor& indices = sp.indices;
-  const Dims& dims = sp.dims;
-  checked_count(dims, values.dtype());
-  if (values.dims().size() != 1) fail("sparse_value: values must be 1-D, got ", shape_of(values.dims()).to_string());
-  const int64_t nnz = values.dims()[0];
-  const Dims& id = indices.dims();
-  const bool linear = id.size() == 1;
-  if (!(linear && id[0] == nnz) && !(id.size() == 2 && id[0] == nnz && id[1] == static_cast<int64_t>(dims.size())))
-    fail("sparse_value: indices of shape ", shape_of(id).to_string(), " do not match ", nnz, " values of a rank ",
-         dims.size(), " tensor");
-  std::vector<int64_t> idx = read_ints(indices);
-  const Dims strides = strides_of(dims);
-  const int64_t total = product(dims);
-  Tensor out = Tensor::allocate(values.dtype(), dims);
-  for (int64_t k = 0; k < nnz; ++k) {
-    int64_t lin = 0;
-    if (linear) {
-      lin = idx[static_cast<size_t>(k)];
-      if (lin < 0 || lin >= total) fail("sparse_value: index ", lin, " is out of range for ", total, " elements");
-    } else {
-      for (size_t j = 0; j < dims.size(); ++j) {
-        int64_t x = idx[static_cast<size_t>(k) * dims.size() + j];
-        if (x < 0 || x >= dims[j]) fail("sparse_value: index ", x, " is out of range for dim ", j, " of size ", dims[j]);
-        lin += x * strides[j];
-      }
-    }
-    copy_elems(values, static_cast<uint64_t>(k), out, static_cast<uint64_t>(lin), 1);
-  }
-  return out;
-}
-
 Tensor constant_value(const AttributeView& a, int v) {
   static const char* const kNames[] = {"value", "sparse_value", "value_float", "value_floats", "value_int",
                                        "value_ints", "value_string", "value_strings"};
@@ -74,7 +41,7 @@ Tensor constant_value(const AttributeView& a, int v) {
   } else if (name == "sparse_value") {
     const Attribute* at = a.find("sparse_value");
     if (at->type != AttributeType::SparseTensor || !at->sparse_tensor) fail("attribute 'sparse_value' is not a sparse tensor");
-    t = densify(*at->sparse_tensor);
+    t = densify(*at->sparse_tensor, "sparse_value");
   } else if (name == "value_float" || name == "value_floats") {
     std::vector<float> f = name == "value_float" ? std::vector<float>{a.get_float(name)} : a.get_floats(name);
     t = Tensor::allocate(D::Float, name == "value_float" ? Dims{} : Dims{static_cast<int64_t>(f.size())});
