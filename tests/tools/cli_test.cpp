@@ -118,28 +118,33 @@ TEST(Cli, ConvertMovesDataOutAndBack) {
   fs::remove_all(dir);
 }
 
+// y = op(x) with x float[n], importing the default domain at `opset`.
+std::string one_op_model(const char* op, int64_t opset, int64_t n) {
+  pb::Model m;
+  m.ir_version = 10;
+  m.opset_import.push_back({"", opset, {}});
+  pb::Graph& g = m.graph.emplace();
+  g.name = "one_op";
+  pb::ValueInfo& vi = g.input.emplace_back();
+  vi.name = "x";
+  auto& tt = vi.type.emplace().tensor_type.emplace();
+  tt.elem_type = 1;
+  tt.shape.emplace().dim.emplace_back().dim_value = n;
+  pb::Node& node = g.node.emplace_back();
+  node.op_type = op;
+  node.input = {"x"};
+  node.output = {"y"};
+  g.output.emplace_back().name = "y";
+  return pb::serialize_model(m);
+}
+
 // A shape-only conformance test (outputs from a random source) still fails when an output leaves the expected
 // range: the model is Identity, so a wrong "expected" range stands for a wrong output.
 TEST(Cli, ShapeOnlyTestsCheckTheValueRange) {
   fs::path dir = fs::temp_directory_path() / cat("onyx-cli-range-", ::getpid());
   fs::path test = dir / "suite" / "test_identity_draw";
   fs::create_directories(test / "test_data_set_0");
-  pb::Model m;
-  m.ir_version = 10;
-  m.opset_import.push_back({"", 21, {}});
-  pb::Graph& g = m.graph.emplace();
-  g.name = "draw";
-  pb::ValueInfo& vi = g.input.emplace_back();
-  vi.name = "x";
-  auto& tt = vi.type.emplace().tensor_type.emplace();
-  tt.elem_type = 1;
-  tt.shape.emplace().dim.emplace_back().dim_value = 4;
-  pb::Node& n = g.node.emplace_back();
-  n.op_type = "Identity";
-  n.input = {"x"};
-  n.output = {"y"};
-  g.output.emplace_back().name = "y";
-  std::ofstream(test / "model.onnx", std::ios::binary) << pb::serialize_model(m);
+  std::ofstream(test / "model.onnx", std::ios::binary) << one_op_model("Identity", 21, 4);
   auto floats = [](std::vector<float> v) { return Datum::of(testing::make_tensor<float>(DataType::Float, {4}, v)); };
   save_datum(floats({0.25f, 1, 0, 0.5f}), "x", test / "test_data_set_0" / "input_0.pb");
   std::ofstream(dir / "expect") << "suite/test_identity_draw  shape-only  a random draw\n";
@@ -170,25 +175,10 @@ TEST(Cli, CheckReportsProblemsWithExitOne) {
 // run, bench and profile refuse a model of a newer opset than onyx implements, and load it with
 // --accept-newer-versions.
 TEST(Cli, NewerOpsetsNeedTheAcceptOption) {
-  pb::Model m;
-  m.ir_version = 10;
-  m.opset_import.push_back({"", 29, {}});
-  pb::Graph& g = m.graph.emplace();
-  g.name = "newer";
-  pb::ValueInfo& in = g.input.emplace_back();
-  in.name = "x";
-  auto& tt = in.type.emplace().tensor_type.emplace();
-  tt.elem_type = 1;
-  tt.shape.emplace().dim.emplace_back().dim_value = 3;
-  pb::Node& n = g.node.emplace_back();
-  n.op_type = "Relu";
-  n.input = {"x"};
-  n.output = {"y"};
-  g.output.emplace_back().name = "y";
   fs::path dir = fs::temp_directory_path() / cat("onyx-cli-newer-", ::getpid());
   fs::create_directories(dir);
   const std::string path = (dir / "newer.onnx").string();
-  std::ofstream(path, std::ios::binary) << pb::serialize_model(m);
+  std::ofstream(path, std::ios::binary) << one_op_model("Relu", 29, 3);
   for (const char* cmd : {"run", "bench", "profile"}) {
     CliRun refused = onyx(cat(cmd, " ", path));
     EXPECT_NE(refused.status, 0) << cmd;
