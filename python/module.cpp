@@ -26,6 +26,7 @@ int64_t steady_ns() {
 
 struct RunFlags {
   std::atomic<bool> terminate{false};
+  int64_t timeout_ms = 0;
   int log_severity_level = 2;
   int log_verbosity_level = 0;
   std::string logid;
@@ -55,13 +56,17 @@ py::tuple io_tuple(const std::string& name, const Type& t) { return py::make_tup
 
 class PySession {
  public:
-  PySession(py::handle model, int threads, int level, int log_level, bool accept_newer_versions) {
+  PySession(py::handle model, int threads, int level, int log_level, bool accept_newer_versions,
+            int64_t memory_limit_mb) {
     ModelSource src = ModelSource::from(model);
     SessionOptions options;
     options.threads = threads;
     options.optimization_level = level;
     options.log_level = log_level;
     options.accept_newer_versions = accept_newer_versions;
+    if (memory_limit_mb < 0 || memory_limit_mb > (int64_t{1} << 40))
+      raise("InvalidArgument", cat("memory_limit_mb must lie in [0, 2^40], got ", memory_limit_mb));
+    options.memory_limit_mb = static_cast<uint64_t>(memory_limit_mb);
     std::string error;
     {
       py::gil_scoped_release nogil;
@@ -136,6 +141,7 @@ class PySession {
     }
     RunOptions options;
     options.terminate = flags ? &flags->terminate : nullptr;
+    options.timeout_ms = flags ? flags->timeout_ms : 0;
     std::vector<NodeTiming> timings;
     if (profile) options.profile = &timings;
     std::vector<std::pair<std::string, Datum>> results;
@@ -185,11 +191,18 @@ PYBIND11_MODULE(_onyx, m) {
 
   py::class_<RunFlags>(m, "RunOptions",
                        "Options of one run. Setting `terminate` to True, from any thread, stops runs using these "
-                       "options before their next node (they raise onyx.Fail).")
+                       "options before their next node (they raise onyx.Fail); `timeout_ms` (onyx's own, 0: none) "
+                       "stops each run that passes that many milliseconds, in the same way.")
       .def(py::init<>())
       .def_property(
           "terminate", [](const RunFlags& f) { return f.terminate.load(); },
           [](RunFlags& f, bool v) { f.terminate.store(v); })
+      .def_property(
+          "timeout_ms", [](const RunFlags& f) { return f.timeout_ms; },
+          [](RunFlags& f, int64_t v) {
+            if (v < 0) throw py::value_error(onyx::cat("timeout_ms must not be negative, got ", v));
+            f.timeout_ms = v;
+          })
       .def_readwrite("log_severity_level", &RunFlags::log_severity_level)
       .def_readwrite("log_verbosity_level", &RunFlags::log_verbosity_level)
       .def_readwrite("logid", &RunFlags::logid)
@@ -202,7 +215,7 @@ PYBIND11_MODULE(_onyx, m) {
       });
 
   py::class_<PySession>(m, "_Session")
-      .def(py::init<py::handle, int, int, int, bool>())
+      .def(py::init<py::handle, int, int, int, bool, int64_t>())
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("overridable_initializers", &PySession::overridable_initializers)

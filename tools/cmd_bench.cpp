@@ -20,6 +20,7 @@ namespace onyx::cli {
 const char* const kBenchUsage =
     "usage: onyx bench MODEL [--input NAME=FILE ...] [--dummy | --seed N] [--dim SYMBOL=SIZE ...] [--threads N]\n"
     "                  [--level LEVEL] [--warmup W] [--runs R] [--no-plan] [--flops] [--json] [--accept-newer-versions]\n"
+    "                  [--timeout-ms MS] [--memory-limit-mb MB]\n"
     "\n"
     "Creates a session for MODEL, runs it once (the first run), W more times untimed (default 2), then R timed\n"
     "times (default 10), and reports: session-create time, first-run time, median / p90 / min of the R runs, and\n"
@@ -31,6 +32,9 @@ const char* const kBenchUsage =
     "  --level LEVEL       graph optimization: basic, extended, all (the default) or 0 (off)\n"
     "  --no-plan           no static memory plan (every intermediate from the heap)\n"
     "  --accept-newer-versions  load a model of a newer IR version or opset than onyx implements\n"
+    "  --timeout-ms MS      stop a run that passes MS milliseconds (each run: the first, warm-up and timed), with\n"
+    "                      an error\n"
+    "  --memory-limit-mb MB fail a run whose tensors would hold more than MB MiB at once\n"
     "  --flops             also count the arithmetic of a run (2 per multiply-add of matrix products,\n"
     "                      convolutions and attention, from one more run's profile) and measure the machine's\n"
     "                      float32 multiply-add peak on the session's threads: the achieved GFLOP/s at the\n"
@@ -89,7 +93,7 @@ std::string json_string(const std::string& s) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs", "--level"},
+  Args args(argv, {"--input", "--seed", "--dim", "--threads", "--warmup", "--runs", "--level", "--timeout-ms", "--memory-limit-mb"},
             {"--dummy", "--accept-newer-versions", "--json", "--no-plan", "--flops"});
   if (print_help_if_asked(args, kBenchUsage)) return 0;
   expect_positional(args, 1, 1, kBenchUsage);
@@ -107,15 +111,16 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const double create_ms = ms_since(t0);
   const std::map<std::string, Datum> feeds = make_feeds(session, args, !args.value("--seed"));
 
+  const RunOptions limits = run_options(args);
   t0 = Clock::now();
-  session.run(feeds);
+  session.run(feeds, {}, limits);
   const double first_run_ms = ms_since(t0);
-  for (int64_t i = 0; i < warmup; ++i) session.run(feeds);
+  for (int64_t i = 0; i < warmup; ++i) session.run(feeds, {}, limits);
   std::vector<double> times, cpu_times;
   for (int64_t i = 0; i < runs; ++i) {
     const double cpu0 = cpu_ms();
     t0 = Clock::now();
-    session.run(feeds);
+    session.run(feeds, {}, limits);
     times.push_back(ms_since(t0));
     cpu_times.push_back(cpu_ms() - cpu0);
   }
@@ -134,7 +139,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const bool flops = args.flag("--flops");
   if (flops) {
     std::vector<NodeTiming> profile;
-    RunOptions profiled;
+    RunOptions profiled = limits;
     profiled.profile = &profile;
     session.run(feeds, {}, profiled);
     gflop = run_flops(profile) / 1e9;

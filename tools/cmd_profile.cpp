@@ -152,7 +152,7 @@ int cmd_profile(const std::vector<std::string>& argv) {
   for (int64_t r = 0; r < runs; ++r) {
     progress.set(static_cast<size_t>(r + 1), static_cast<size_t>(runs), "runs");
     first_timing.push_back(timings.size());
-    RunOptions ro;
+    RunOptions ro = run_options(args);
     ro.profile = &timings;
     auto started = std::chrono::steady_clock::now();
     s.run(feeds, {}, ro);

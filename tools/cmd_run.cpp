@@ -16,6 +16,7 @@ namespace onyx::cli {
 
 const char* const kRunUsage =
     "usage: onyx run MODEL [--input NAME=FILE ...] [--dummy | --seed N] [--dim SYMBOL=SIZE ...] [--output-dir DIR]\n"
+    "                [--timeout-ms MS] [--memory-limit-mb MB]\n"
     "\n"
     "Runs MODEL once and prints a summary of each output (type, shape, first values, min/max/mean).\n"
     ONYX_CLI_FEED_HELP
@@ -67,7 +68,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   });
   progress.set_item("running");
   auto t0 = std::chrono::steady_clock::now();
-  auto outputs = s.run(feeds);
+  auto outputs = s.run(feeds, {}, run_options(args));
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   progress.stop();
   for (const auto& [name, d] : outputs) summarize("output " + name, d);

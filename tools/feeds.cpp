@@ -99,6 +99,15 @@ std::map<std::string, Datum> make_feeds(const Session& s, const Args& args, bool
 SessionOptions session_options(const Args& args) {
   SessionOptions options;
   options.accept_newer_versions = args.flag("--accept-newer-versions");
+  if (auto mb = args.value("--memory-limit-mb"))
+    options.memory_limit_mb = static_cast<uint64_t>(parse_int_option(*mb, "--memory-limit-mb", 1, int64_t{1} << 40));
+  return options;
+}
+
+RunOptions run_options(const Args& args) {
+  RunOptions options;
+  if (auto ms = args.value("--timeout-ms"))
+    options.timeout_ms = parse_int_option(*ms, "--timeout-ms", 1, int64_t{1} << 40);
   return options;
 }
 

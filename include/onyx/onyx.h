@@ -58,7 +58,7 @@ extern "C" {
 #endif
 
 /* The newest version of the OnyxApi table this header describes. */
-#define ONYX_API_VERSION 2
+#define ONYX_API_VERSION 3
 
 typedef struct OnyxStatus OnyxStatus;
 typedef struct OnyxSessionOptions OnyxSessionOptions;
@@ -76,8 +76,9 @@ enum OnyxErrorCodeValue {
   ONYX_ERROR_INVALID_MODEL = 3,    /* the model cannot be decoded, fails the checker, or cannot be bound/inferred */
   ONYX_ERROR_RUNTIME = 4,          /* a node failed while running (bad data such as an index out of range) */
   ONYX_ERROR_TERMINATED = 5,       /* the run stopped because its run options' terminate flag was set */
-  ONYX_ERROR_OUT_OF_MEMORY = 6,
-  ONYX_ERROR_INTERNAL = 7          /* anything else; the message says what */
+  ONYX_ERROR_OUT_OF_MEMORY = 6,    /* the machine's memory, or the session's memory limit, ran out */
+  ONYX_ERROR_INTERNAL = 7,         /* anything else; the message says what */
+  ONYX_ERROR_TIMEOUT = 8           /* the run passed its run options' timeout (since API version 3) */
 };
 typedef int32_t OnyxErrorCode; /* an OnyxErrorCodeValue */
 
@@ -153,6 +154,11 @@ ONYX_EXPORT OnyxStatus* onyx_session_options_set_log_level(OnyxSessionOptions* o
 /* Nonzero: load models of a newer IR version or opset of a standard domain than onyx implements (refused by
  * default, ONYX_ERROR_INVALID_MODEL naming what onyx supports); their ops run as the newest versions onyx has. */
 ONYX_EXPORT OnyxStatus* onyx_session_options_set_accept_newer_versions(OnyxSessionOptions* options, int32_t accept);
+/* The most memory, in MiB, the session's tensors may hold at once (0, the default: no limit; at most 2^40): those
+ * its runs allocate, until the caller releases the outputs, and the constants it folds at creation. A run that
+ * would pass it fails with ONYX_ERROR_OUT_OF_MEMORY naming the node; its tensors are freed and the session runs
+ * again. Kernels' scratch memory is not counted. */
+ONYX_EXPORT OnyxStatus* onyx_session_options_set_memory_limit_mb(OnyxSessionOptions* options, uint64_t mb);
 ONYX_EXPORT void onyx_session_options_release(OnyxSessionOptions* options);
 
 /* ---- sessions ---- */
@@ -190,6 +196,10 @@ ONYX_EXPORT OnyxStatus* onyx_run_options_create(OnyxRunOptions** out);
  * before each node (subgraph nodes included) and, once set, fails with ONYX_ERROR_TERMINATED. The flag stays set
  * (later runs with these options fail at once) until cleared. */
 ONYX_EXPORT OnyxStatus* onyx_run_options_set_terminate(OnyxRunOptions* options, int terminate);
+/* A deadline for each run with these options, in milliseconds from the run's start (0, the default: none). It is
+ * checked where the terminate flag is and inside long-running kernels; a run past it fails with
+ * ONYX_ERROR_TIMEOUT. Must not be called while a run uses the options. */
+ONYX_EXPORT OnyxStatus* onyx_run_options_set_timeout_ms(OnyxRunOptions* options, int64_t timeout_ms);
 /* Must not be called while a run uses the options. */
 ONYX_EXPORT void onyx_run_options_release(OnyxRunOptions* options);
 
@@ -299,6 +309,10 @@ typedef struct OnyxApi {
 
   /* since 2 */
   OnyxStatus* (*session_options_set_accept_newer_versions)(OnyxSessionOptions* options, int32_t accept);
+
+  /* since 3 */
+  OnyxStatus* (*session_options_set_memory_limit_mb)(OnyxSessionOptions* options, uint64_t mb);
+  OnyxStatus* (*run_options_set_timeout_ms)(OnyxRunOptions* options, int64_t timeout_ms);
   /* Members of later versions are appended here. */
 } OnyxApi;
 

@@ -25,6 +25,11 @@ struct SessionOptions {
   // Load a model of a newer IR version, or importing a newer opset of a standard domain, than onyx implements
   // (refused by default, naming what onyx supports); its ops then run as the newest versions onyx has.
   bool accept_newer_versions = false;
+  // The most memory, in MiB, that the tensors this session allocates may hold at once (0: no limit): those of
+  // its runs, from the first allocation until the caller drops the last output, and the constants it folds at
+  // creation. An allocation past it fails with an error naming the node; the run's tensors are freed and the
+  // session keeps working. Kernels' scratch memory and oneDNN's are not counted.
+  uint64_t memory_limit_mb = 0;
 };
 
 // A memory plan of a session for one input-shape signature.
@@ -51,6 +56,9 @@ struct NodeTiming {
 struct RunOptions {
   // Checked before each node (subgraph nodes included); once it reads true the run stops with an error.
   const std::atomic<bool>* terminate = nullptr;
+  // The run's deadline, in milliseconds from its start (0: none). It is checked where terminate is, and inside
+  // long-running kernels at their block boundaries; a run past it stops with an error.
+  int64_t timeout_ms = 0;
   // When set, receives one entry per node run, in order of completion.
   std::vector<NodeTiming>* profile = nullptr;
 };
@@ -74,6 +82,8 @@ class Session {
   // creation have had their memory released: their tensors keep shape and type, and their data reads as zeros.
   const Model& model() const;
   const SessionOptions& options() const;
+  // With a memory limit, the bytes its tensors hold now (runs' outputs the caller keeps included); 0 without one.
+  uint64_t memory_in_use() const;
 
   // Runs the model. `feeds` names every graph input (inputs with an initializer may be omitted); `output_names`
   // selects outputs (empty: all, in graph order). Feeds are checked before anything runs.

@@ -84,12 +84,13 @@ class SessionOptions:
     and log_severity_level go to onyx's engine; enable_profiling writes a Chrome-trace JSON file (its name is
     what end_profiling() returns); optimized_model_filepath saves the optimized model there;
     accept_newer_versions (onyx's own, default False) loads a model of a newer IR version or opset than onyx
-    implements, which is refused otherwise. The other attributes are accepted and kept for compatibility."""
+    implements, which is refused otherwise; memory_limit_mb (onyx's own, default 0: none) is the most MiB the
+    session's tensors may hold at once: a run that would pass it raises onyx.Fail naming the node. The other attributes are accepted and kept for compatibility."""
 
     __slots__ = ("intra_op_num_threads", "inter_op_num_threads", "graph_optimization_level", "execution_mode",
                  "enable_profiling", "profile_file_prefix", "log_severity_level", "log_verbosity_level", "logid",
                  "optimized_model_filepath", "enable_cpu_mem_arena", "enable_mem_pattern", "enable_mem_reuse",
-                 "use_deterministic_compute", "accept_newer_versions", "_config")
+                 "use_deterministic_compute", "accept_newer_versions", "memory_limit_mb", "_config")
 
     def __init__(self):
         self.intra_op_num_threads = 0
@@ -107,6 +108,7 @@ class SessionOptions:
         self.enable_mem_reuse = True
         self.use_deterministic_compute = False
         self.accept_newer_versions = False
+        self.memory_limit_mb = 0
         self._config = {}
 
     def add_session_config_entry(self, key, value):
@@ -271,7 +273,8 @@ class InferenceSession:
             self._model_path, self._model_bytes = None, path_or_bytes
         began = _onyx._steady_ns()
         self._sess = _onyx._Session(path_or_bytes, int(options.intra_op_num_threads), level,
-                                    int(options.log_severity_level), bool(options.accept_newer_versions))
+                                    int(options.log_severity_level), bool(options.accept_newer_versions),
+                                    int(options.memory_limit_mb))
         self._sess_options = options
         self._inputs_meta = [NodeArg(*t) for t in self._sess.inputs()]
         self._outputs_meta = [NodeArg(*t) for t in self._sess.outputs()]

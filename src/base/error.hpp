@@ -7,9 +7,18 @@
 
 namespace onyx {
 
+// Why a run stopped when it is not the model's or the input's fault: the faces report these apart (the C API's
+// status codes), and code that adds context to an error's message keeps its kind.
+enum class ErrorKind { Failure, Terminated, Deadline, MemoryLimit };
+
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& what, ErrorKind kind = ErrorKind::Failure) : std::runtime_error(what), kind_(kind) {}
+  explicit Error(const char* what, ErrorKind kind = ErrorKind::Failure) : std::runtime_error(what), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
 };
 
 // Concatenates any streamable values into one string.

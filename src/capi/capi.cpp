@@ -42,6 +42,7 @@ struct OnyxSession {
 
 struct OnyxRunOptions {
   std::atomic<bool> terminate{false};
+  int64_t timeout_ms = 0;
 };
 
 struct OnyxValue {
@@ -142,6 +143,13 @@ OnyxStatus* guard(const char* function, OnyxErrorCode library_code, Body&& body)
   } catch (const ApiError& e) {
     return make_status(e.code(), function, e.what());
   } catch (const onyx::Error& e) {
+    // A run or a creation that a limit stopped says which limit, whatever the entry point.
+    switch (e.kind()) {
+      case onyx::ErrorKind::Terminated: return make_status(ONYX_ERROR_TERMINATED, function, e.what());
+      case onyx::ErrorKind::Deadline: return make_status(ONYX_ERROR_TIMEOUT, function, e.what());
+      case onyx::ErrorKind::MemoryLimit: return make_status(ONYX_ERROR_OUT_OF_MEMORY, function, e.what());
+      case onyx::ErrorKind::Failure: break;
+    }
     return make_status(library_code, function, e.what());
   } catch (const std::bad_alloc&) {
     return make_status(ONYX_ERROR_OUT_OF_MEMORY, function, "out of memory");
@@ -352,6 +360,14 @@ OnyxStatus* onyx_session_options_set_accept_newer_versions(OnyxSessionOptions* o
   });
 }
 
+OnyxStatus* onyx_session_options_set_memory_limit_mb(OnyxSessionOptions* options, uint64_t mb) {
+  return guard("onyx_session_options_set_memory_limit_mb", ONYX_ERROR_INTERNAL, [&] {
+    need(options, "options");
+    if (mb > (uint64_t{1} << 40)) reject("mb must be at most 2^40, got ", mb);
+    options->options.memory_limit_mb = mb;
+  });
+}
+
 void onyx_session_options_release(OnyxSessionOptions* options) { delete options; }
 
 // ---- sessions ----
@@ -451,6 +467,14 @@ OnyxStatus* onyx_run_options_set_terminate(OnyxRunOptions* options, int terminat
   });
 }
 
+OnyxStatus* onyx_run_options_set_timeout_ms(OnyxRunOptions* options, int64_t timeout_ms) {
+  return guard("onyx_run_options_set_timeout_ms", ONYX_ERROR_INTERNAL, [&] {
+    need(options, "options");
+    if (timeout_ms < 0) reject("timeout_ms must not be negative, got ", timeout_ms);
+    options->timeout_ms = timeout_ms;
+  });
+}
+
 void onyx_run_options_release(OnyxRunOptions* options) { delete options; }
 
 // ---- running ----
@@ -508,7 +532,10 @@ OnyxStatus* onyx_session_run(const OnyxSession* session, const OnyxRunOptions* r
     }
 
     onyx::RunOptions ro;
-    if (run_options) ro.terminate = &run_options->terminate;
+    if (run_options) {
+      ro.terminate = &run_options->terminate;
+      ro.timeout_ms = run_options->timeout_ms;
+    }
     std::vector<std::pair<std::string, Datum>> results;
     try {
       results = s.run(feeds, wanted, ro);
@@ -516,7 +543,7 @@ OnyxStatus* onyx_session_run(const OnyxSession* session, const OnyxRunOptions* r
       // The flag being set is what stops a run early; a failure racing with it is reported as what was asked for.
       if (run_options && run_options->terminate.load(std::memory_order_relaxed))
         throw ApiError(ONYX_ERROR_TERMINATED, e.what());
-      throw;
+      throw;  // guard reports a deadline or a memory limit as such
     }
     std::vector<std::unique_ptr<OnyxValue>> made;
     made.reserve(results.size());
@@ -726,6 +753,8 @@ const OnyxApi* onyx_get_api(uint32_t version) {
       onyx_tensor_string,
       onyx_tensor_set_string,
       onyx_session_options_set_accept_newer_versions,
+      onyx_session_options_set_memory_limit_mb,
+      onyx_run_options_set_timeout_ms,
   };
   return version >= 1 && version <= ONYX_API_VERSION ? &api : nullptr;
 }

@@ -12,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "base/pages.hpp"
+#include "base/run_limits.hpp"
 #include "check/checker.hpp"
 #include "check/runtime_ops.hpp"
 #include "check/versions.hpp"
@@ -64,6 +65,7 @@ struct GraphPlan {
 // What one run carries through every frame: the caller's options and the clock the profile counts from.
 struct RunState {
   const RunOptions* options = nullptr;
+  RunLimits limits;  // the deadline and terminate flag of RunOptions
   exec::RunMemory* memory = nullptr;  // the main graph's memory plan for this run, if any
   std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
 };
@@ -76,6 +78,17 @@ struct Frame {
 };
 
 std::string where(const Node& n) { return cat(n.graph ? n.graph->label() + ": " : "", "node ", n.label()); }
+
+// Ends a run that its limits stop (its deadline passed, or its caller terminated it), saying where.
+[[noreturn]] void stop(const std::string& model, const RunLimits& limits, const std::string& at) {
+  const std::string before = "before " + at;
+  try {
+    limits.check(before.c_str());
+  } catch (const Error& e) {
+    throw Error(cat(model, ": ", e.what()), e.kind());
+  }
+  fail(model, ": run stopped ", before);  // the caller cleared its terminate flag meanwhile
+}
 
 Ref ref_for(const Value* v, const Graph* from) {
   Ref r;
@@ -119,6 +132,7 @@ struct Session::Impl {
   mutable std::mutex with_feeds_mutex;
   mutable std::unique_ptr<Impl> with_feeds;
   mutable exec::MemoryPlanner memory_planner;
+  std::shared_ptr<MemoryBudget> budget;  // options.memory_limit_mb, when set
 
   const Impl& for_feeds() const;
   std::vector<std::pair<std::string, Datum>> run(const std::map<std::string, Datum>& feeds,
@@ -287,7 +301,7 @@ struct Session::Impl {
       } catch (const Error& e) {
         std::string msg = e.what();
         if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
-        fail(label, ": ", where(n), ": ", msg);
+        throw Error(cat(label, ": ", where(n), ": ", msg), e.kind());
       }
       step.nested = step.function_body != nullptr;
       for (const Attribute& a : n.attributes) step.nested = step.nested || a.g || !a.graphs.empty();
@@ -396,6 +410,8 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
                                           const RunState& run) const {
   Frame frame{&plan, std::vector<Datum>(plan.graph->values().size()), parent, &run};
   const RunOptions& options = *run.options;
+  // Each subgraph run (a Loop or Scan iteration, even of an empty body) checks the limits as each node does.
+  if (run.limits.due()) stop(label, run.limits, plan.graph->label());
   if (inputs.size() > plan.input_ids.size())
     fail(plan.graph->label(), ": ", inputs.size(), " inputs given, the graph takes ", plan.input_ids.size());
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -410,8 +426,7 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
   for (size_t step_index = 0; step_index < plan.steps.size(); ++step_index) {
     const Step& step = plan.steps[step_index];
     const Node& n = *step.node;
-    if (options.terminate && options.terminate->load(std::memory_order_relaxed))
-      fail(label, ": run terminated by the caller before ", where(n));
+    if (run.limits.due()) stop(label, run.limits, where(n));
     auto started = std::chrono::steady_clock::now();
     in.clear();
     for (const auto& r : step.inputs) {
@@ -448,7 +463,7 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
     } catch (const Error& e) {
       std::string msg = e.what();
       if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
-      fail(label, ": ", where(n), ": ", msg);
+      throw Error(cat(label, ": ", where(n), ": ", msg), e.kind());
     }
     if (options.profile) {
       auto ended = std::chrono::steady_clock::now();
@@ -535,6 +550,11 @@ void align_graph(Graph& g) {
 Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, bool initializers_may_be_fed = false) {
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
+  if (options.memory_limit_mb) {
+    if (options.memory_limit_mb > (uint64_t{1} << 40)) fail(doc.label, ": memory_limit_mb ", options.memory_limit_mb, " is past 2^40");
+    impl->budget = std::make_shared<MemoryBudget>(options.memory_limit_mb << 20);
+  }
+  MemoryBudgetScope budget_scope(impl->budget.get());  // what folding allocates stays with the session
   check::accept_with_warnings(doc, options.log_level);
   if (!options.accept_newer_versions) check::refuse_newer_versions(doc);
   check::check_model_or_throw(doc);
@@ -632,10 +652,14 @@ const SessionOptions& Session::options() const { return impl_->options; }
 const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
 const Model& Session::model() const { return impl_->model; }
+uint64_t Session::memory_in_use() const { return impl_->budget ? impl_->budget->in_use() : 0; }
 
 const Session::Impl& Session::Impl::for_feeds() const {
   std::lock_guard lock(with_feeds_mutex);
-  if (!with_feeds) with_feeds.reset(make_impl(*source, options, true));
+  if (!with_feeds) {
+    with_feeds.reset(make_impl(*source, options, true));
+    if (budget) with_feeds->budget = budget;  // its runs share this session's limit
+  }
   return *with_feeds;
 }
 
@@ -681,6 +705,13 @@ std::vector<std::pair<std::string, Datum>> Session::Impl::run(const std::map<std
   threads::use_for_this_thread(this->options.threads > 0 ? this->options.threads : threads::physical_cores());
   RunState run;
   run.options = &options;
+  run.limits.terminate = options.terminate;
+  if (options.timeout_ms > 0) {
+    run.limits.timeout_ms = options.timeout_ms;
+    run.limits.deadline = run.began + std::chrono::milliseconds(options.timeout_ms);
+  }
+  RunLimitsScope limits_scope(&run.limits);  // for kernels' own checks
+  MemoryBudgetScope budget_scope(budget.get());
   std::unique_ptr<exec::RunMemory> memory;
   if (this->options.memory_plan)
     if (auto signature = shape_signature(feeds)) memory = memory_planner.begin_run(*signature);

@@ -156,6 +156,25 @@ struct ControlBlocks {
 // Set while allocate_for_overwrite runs Tensor::allocate on this thread.
 thread_local bool skip_zero_fill = false;
 thread_local AllocationHook* allocation_hook = nullptr;
+thread_local MemoryBudget* memory_budget = nullptr;
+constexpr uint64_t kBookkeepingBytes = 256;
+
+// Wraps a charged buffer: its release refunds the budget, then releases the buffer as it would have been.
+struct Refund {
+  std::shared_ptr<MemoryBudget> budget;
+  std::shared_ptr<void> buffer;
+  uint64_t bytes;
+  void operator()(void*) {
+    buffer.reset();
+    budget->refund(bytes);
+  }
+};
+
+std::string describe(DataType dtype, const std::vector<int64_t>& dims) {
+  std::string s = cat(dtype, " [");
+  for (size_t i = 0; i < dims.size(); ++i) s += cat(i ? "," : "", dims[i]);
+  return s + "]";
+}
 
 struct ReturnBuffer {
   size_t bytes;
@@ -179,6 +198,45 @@ std::shared_ptr<void> pooled_buffer(size_t& bytes) {
 AllocationHook* set_allocation_hook(AllocationHook* hook) {
   AllocationHook* was = allocation_hook;
   allocation_hook = hook;
+  return was;
+}
+
+bool MemoryBudget::try_charge(uint64_t bytes) {
+  const uint64_t was = used_.fetch_add(bytes, std::memory_order_relaxed);
+  if (was + bytes > limit_ || was + bytes < was) {
+    used_.fetch_sub(bytes, std::memory_order_relaxed);
+    return false;
+  }
+  uint64_t peak = peak_.load(std::memory_order_relaxed);
+  while (was + bytes > peak && !peak_.compare_exchange_weak(peak, was + bytes, std::memory_order_relaxed)) {
+  }
+  return true;
+}
+
+void MemoryBudget::charge(uint64_t bytes, const std::string& what) {
+  if (!try_charge(bytes))
+    throw Error(cat("memory limit of ", limit_ >> 20, " MiB exceeded: a tensor of ", what, " takes ", bytes,
+                    " bytes, with ", in_use(), " bytes of this session's tensors in use"),
+                ErrorKind::MemoryLimit);
+}
+
+MemoryBudget* current_memory_budget() { return memory_budget; }
+
+MemoryCharge::MemoryCharge() : budget_(memory_budget ? memory_budget->shared_from_this() : nullptr) {}
+MemoryCharge::~MemoryCharge() {
+  if (budget_) budget_->refund(bytes_);
+}
+bool MemoryCharge::try_add(uint64_t bytes) {
+  if (!budget_) return true;
+  if (!budget_->try_charge(bytes)) return false;
+  bytes_ += bytes;
+  return true;
+}
+uint64_t MemoryCharge::limit_bytes() const { return budget_ ? budget_->limit_bytes() : 0; }
+
+MemoryBudget* set_memory_budget(MemoryBudget* budget) {
+  MemoryBudget* was = memory_budget;
+  memory_budget = budget;
   return was;
 }
 
@@ -243,15 +301,39 @@ Tensor Tensor::allocate(DataType dtype, std::vector<int64_t> dims) {
     if (d && n > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(d)) fail("tensor element count overflows");
     n *= static_cast<uint64_t>(d);
   }
-  if (dtype == DataType::String) return strings({}, std::move(dims), std::vector<std::string>(n));
+  if (dtype == DataType::String) {
+    // The strings' own characters are not counted: they start empty.
+    if (n > (UINT64_MAX - kBookkeepingBytes) / sizeof(std::string)) fail("a tensor of ", n, " strings is too large");
+    const uint64_t charged = n * sizeof(std::string) + kBookkeepingBytes;
+    if (memory_budget) memory_budget->charge(charged, describe(dtype, dims));
+    Tensor t = strings({}, std::move(dims), std::vector<std::string>(n));
+    if (memory_budget)
+      t.keep_ = std::shared_ptr<void>(nullptr, Refund{memory_budget->shared_from_this(), nullptr, charged},
+                                      ControlBlocks<char>());
+    return t;
+  }
   auto bytes = raw_byte_size(dtype, n);
   if (!bytes) fail("cannot allocate a tensor of ", n, " ", dtype, " elements");
   size_t size = static_cast<size_t>(*bytes);
+  // A tensor costs more than its bytes: its buffer's size class and its bookkeeping (the Tensor, the shared
+  // buffer's control block, the list that holds it), counted so that millions of tiny tensors hit the limit too.
+  const uint64_t charged = size ? BufferPool::rounded(size) + kBookkeepingBytes : 0;
+  if (charged && memory_budget) memory_budget->charge(charged, describe(dtype, dims));
   std::shared_ptr<void> keep;
-  if (size && allocation_hook) keep = allocation_hook->allocate(size);
-  if (size && !keep) {
-    size_t rounded = BufferPool::rounded(size);
-    keep = pooled_buffer(rounded);
+  try {
+    if (size && allocation_hook) keep = allocation_hook->allocate(size);
+    if (size && !keep) {
+      size_t rounded = BufferPool::rounded(size);
+      keep = pooled_buffer(rounded);
+    }
+  } catch (...) {
+    if (charged && memory_budget) memory_budget->refund(charged);
+    throw;
+  }
+  if (charged && memory_budget) {
+    void* p = keep.get();
+    keep = std::shared_ptr<void>(p, Refund{memory_budget->shared_from_this(), std::move(keep), charged},
+                                 ControlBlocks<char>());
   }
   void* p = keep.get();
   if (size && !skip_zero_fill) std::memset(p, 0, size);

@@ -112,6 +112,9 @@ static void test_session_errors(const char* path) {
   /* Since version 2 (the refusal itself is tested through the C++ API, which this option sets). */
   OK(api->session_options_set_accept_newer_versions(opts, 1));
   FAILS(api->session_options_set_accept_newer_versions(NULL, 1), ONYX_ERROR_INVALID_ARGUMENT, "options is NULL");
+  /* Since version 3 (the limit itself is tested through the C++ API). */
+  OK(api->session_options_set_memory_limit_mb(opts, 4096));
+  FAILS(api->session_options_set_memory_limit_mb(opts, (uint64_t)1 << 41), ONYX_ERROR_INVALID_ARGUMENT, "at most 2^40");
   FAILS(api->session_options_create(NULL), ONYX_ERROR_INVALID_ARGUMENT, "out is NULL");
 
   FAILS(api->session_create("/nonexistent/dir/model.onnx", opts, &s), ONYX_ERROR_NO_SUCH_FILE,
@@ -612,6 +615,15 @@ static void test_terminate(const OnyxSession* s) {
   REQUIRE(pthread_join(thread, NULL) == 0);
   FAILS(job.status, ONYX_ERROR_TERMINATED, "run terminated by the caller");
   CHECK(job.out[0] == NULL);
+
+  /* Since version 3: the same loop stops at a deadline. */
+  OK(api->run_options_set_terminate(ro, 0));
+  FAILS(api->run_options_set_timeout_ms(ro, -1), ONYX_ERROR_INVALID_ARGUMENT, "must not be negative");
+  OK(api->run_options_set_timeout_ms(ro, 50));
+  FAILS(api->session_run(s, ro, names, inputs, 3, count, 1, out), ONYX_ERROR_TIMEOUT, "deadline (timeout of 50 ms)");
+  CHECK(out[0] == NULL);
+  f.m = 5;
+  if (OK(api->session_run(s, ro, names, inputs, 3, count, 1, out))) api->value_release(out[0]);
   api->run_options_release(ro);
   free_feeds(&f);
 }

@@ -81,13 +81,13 @@ class ModelBuilder {
     for (auto& [name, d] : s.run(feeds)) out.push_back(std::move(d));
     return out;
   }
-  Session session(pb::Graph main, int64_t opset) {
+  Session session(pb::Graph main, int64_t opset, const SessionOptions& options = {}) {
     pb::Model m;
     m.ir_version = 10;
     m.opset_import.push_back({arena.save(""), opset, {}});
     main.name = arena.save("main");
     m.graph = std::move(main);
-    return Session::from_bytes(pb::serialize_model(m));
+    return Session::from_bytes(pb::serialize_model(m), options);
   }
 };
 

@@ -134,6 +134,39 @@ def test_terminate_from_another_thread_stops_the_run():
     assert y.tolist() == [3.0]
 
 
+def test_timeout_ms_stops_a_long_run():
+    sess = onyx.InferenceSession(counting_loop_model())
+    x = np.zeros(1, np.float32)
+    options = onyx.RunOptions()
+    assert options.timeout_ms == 0
+    with pytest.raises(ValueError, match="negative"):
+        options.timeout_ms = -1
+    options.timeout_ms = 50
+    with pytest.raises(onyx.Fail, match=r"deadline \(timeout of 50 ms\)"):
+        sess.run(None, {"M": np.array(1 << 62, np.int64), "x": x}, options)
+    (y,) = sess.run(None, {"M": np.array(3, np.int64), "x": x}, options)
+    assert y.tolist() == [3.0]
+
+
+def test_memory_limit_mb_fails_a_run_naming_the_node_and_the_session_runs_again():
+    """Expand to n floats: 8M of them (32 MiB) pass a 16 MiB limit, 1M (4 MiB) fit."""
+    model = make_model([helper.make_node("Expand", ["x", "shape"], ["y"], name="grow")],
+                       [("x", tensor_type(F, [1])), ("shape", tensor_type(TensorProto.INT64, [1]))],
+                       [("y", tensor_type(F, None))])
+    options = onyx.SessionOptions()
+    assert options.memory_limit_mb == 0
+    options.memory_limit_mb = 16
+    sess = onyx.InferenceSession(model, options)
+    x = np.ones(1, np.float32)
+    with pytest.raises(onyx.Fail, match=r"grow.*memory limit of 16 MiB exceeded"):
+        sess.run(None, {"x": x, "shape": np.array([8 << 20], np.int64)})
+    (y,) = sess.run(None, {"x": x, "shape": np.array([1 << 20], np.int64)})
+    assert y.shape == (1 << 20,) and y[-1] == 1.0
+    options.memory_limit_mb = -1
+    with pytest.raises(onyx.InvalidArgument, match="memory_limit_mb"):
+        onyx.InferenceSession(model, options)
+
+
 def test_concurrent_runs_of_one_session():
     sess = onyx.InferenceSession(counting_loop_model())
     errors, results = [], {}

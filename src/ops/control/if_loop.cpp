@@ -19,6 +19,7 @@
 // body declares a tensor or sequence is unwrapped), so optional-typed loop state works like other runtimes.
 #include <limits>
 
+#include "ir/tensor_alloc.hpp"
 #include "ops/control/tensor_blocks.hpp"
 #include "ops/op_kit.hpp"
 
@@ -212,6 +213,7 @@ void add_loop(Registry& r, int since) {
         check_value_kind(carried[i], since, cat("loop-carried input ", i));
       }
       std::vector<std::vector<Tensor>> scans(s.k);
+      MemoryCharge scan_memory;  // the stacked outputs will take what the iterations gather
       for (int64_t it = 0; it < max_trip && cond; ++it) {
         std::vector<Datum> args;
         args.reserve(2 + s.n);
@@ -231,6 +233,9 @@ void add_loop(Registry& r, int since) {
           Datum& d = outs[1 + s.n + k];
           if (!d.is_tensor()) ctx.error(cat("scan output ", k, " is ", d.describe(), " at iteration ", it, ", expected a tensor"));
           check_value_kind(d, since, cat("scan output ", k));
+          if (!scan_memory.try_add(d.tensor.bytes().size() + sizeof(Tensor)))
+            throw Error(cat("memory limit of ", scan_memory.limit_bytes() >> 20, " MiB exceeded by the scan outputs at iteration ", it),
+                        ErrorKind::MemoryLimit);
           scans[k].push_back(std::move(d.tensor));
         }
       }
