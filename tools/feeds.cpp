@@ -86,7 +86,11 @@ std::map<std::string, Datum> make_feeds(const Session& s, const Args& args, bool
   for (const auto& in : s.inputs()) {
     auto it = files.find(in.name);
     if (it != files.end()) {
-      feeds[in.name] = load_datum(it->second, in.type);
+      try {
+        feeds[in.name] = load_datum(it->second, in.type);
+      } catch (const Error& e) {
+        throw Error(cat("input '", in.name, "': ", e.what()), e.kind());
+      }
       files.erase(it);
     } else {
       feeds[in.name] = Datum::of(generate(in, dummy, rng, dims));

@@ -111,6 +111,7 @@ Datum read_npy(const std::filesystem::path& path) {
     size_t q = p;
     while (q < shape.size() && std::isdigit(static_cast<unsigned char>(shape[q]))) ++q;
     if (q == p) bad("bad shape");
+    if (q - p > 18) bad("dimension " + shape.substr(p, q - p) + " is too large");
     dims.push_back(std::stoll(shape.substr(p, q - p)));
     p = q;
   }
@@ -123,9 +124,21 @@ Datum read_npy(const std::filesystem::path& path) {
   for (const auto& [name, t] : kTypes)
     if (descr == name) dt = t;
   if (dt == DataType::Undefined) bad("element type '" + descr + "' is not supported");
+  // The file must hold the data its header declares before anything is allocated for it.
+  uint64_t count = 1;
+  bool empty = false;
+  for (int64_t d : dims) empty = empty || d == 0;
+  for (int64_t d : dims)
+    if (!empty) {
+      if (count > UINT64_MAX / static_cast<uint64_t>(d)) bad("the shape's element count overflows");
+      count *= static_cast<uint64_t>(d);
+    }
+  if (empty) count = 0;
+  const size_t data_start = start + header_len;
+  const auto need = raw_byte_size(dt, count);
+  if (!need || *need > b.size() - data_start)
+    bad(cat("the shape needs ", count, " elements of ", dt, ", the file holds ", b.size() - data_start, " bytes of data"));
   Tensor t = Tensor::allocate(dt, dims);
-  size_t data_start = start + header_len;
-  if (b.size() - data_start < t.bytes().size()) bad("data is shorter than the shape needs");
   if (!t.bytes().empty()) std::memcpy(t.mutable_data<char>(), b.data() + data_start, t.bytes().size());
   return Datum::of(std::move(t));
 }

@@ -175,6 +175,15 @@ struct Session::Impl {
       Value* v = n.outputs[i];
       if (!v) continue;
       const Type& t = ic.output_types[i];
+      // What the model declares (value_info, graph outputs) must agree with what the node makes. (Function
+      // bodies are left out: their values keep the types of the previous call site, which may differ.)
+      if (!scope && t.kind != Type::Kind::Unknown && v->type.kind != Type::Kind::Unknown) {
+        const bool tensors = t.kind == Type::Kind::Tensor && v->type.kind == Type::Kind::Tensor;
+        if (t.kind != v->type.kind ||
+            (tensors && t.elem != DataType::Undefined && v->type.elem != DataType::Undefined && t.elem != v->type.elem))
+          fail(where(n), ": output '", v->name, "' is ", t.to_string(), ", but the model declares it ",
+               v->type.to_string());
+      }
       if (t.kind != Type::Kind::Unknown &&
           (v->type.kind == Type::Kind::Unknown || (!v->type.shape.rank_known && t.shape.rank_known)))
         v->type = t;
@@ -601,6 +610,45 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
   return impl.release();
 }
 
+// What is wrong with `d` as a value of the sequence, map, optional or sparse type `t` (kinds and element types,
+// through the nesting; shapes are the kernels' to check, map values the map ops'); nothing when it fits.
+std::optional<std::string> mismatch(const Type& t, const Datum& d) {
+  const auto expected = [&] { return cat("expected ", t.to_string(), ", got ", d.describe()); };
+  switch (t.kind) {
+    case Type::Kind::Unknown:
+    case Type::Kind::Opaque: return std::nullopt;
+    case Type::Kind::Tensor:
+    case Type::Kind::SparseTensor:
+      if (!d.is_tensor()) return expected();
+      if (t.elem != DataType::Undefined && d.tensor.dtype() != t.elem) return expected();
+      return std::nullopt;
+    case Type::Kind::Sequence:
+      if (d.kind != Datum::Kind::Sequence) return expected();
+      for (size_t i = 0; i < d.elements.size(); ++i) {
+        if (t.inner)
+          if (auto wrong = mismatch(*t.inner, d.elements[i])) return cat("element ", i, ": ", *wrong);
+        // One element type for the whole sequence (IR.md), declared or not.
+        if (i && d.elements[i].is_tensor() && d.elements[0].is_tensor() &&
+            d.elements[i].tensor.dtype() != d.elements[0].tensor.dtype())
+          return cat("element ", i, " is ", d.elements[i].describe(), " but element 0 is ", d.elements[0].describe(),
+                     " (a sequence's elements have one type)");
+      }
+      return std::nullopt;
+    case Type::Kind::Map:
+      if (d.kind != Datum::Kind::Map) return expected();
+      if (t.key != DataType::Undefined && d.map_keys.dtype() != t.key) return expected();
+      return std::nullopt;
+    case Type::Kind::Optional:
+      if (d.kind == Datum::Kind::Optional) {
+        if (d.elements.empty() || !t.inner) return std::nullopt;
+        return mismatch(*t.inner, d.elements[0]);
+      }
+      // A value given for an optional input (none: an absent one).
+      return t.inner && d.kind != Datum::Kind::Empty ? mismatch(*t.inner, d) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 void check_feed(const std::string& model, const IoInfo& info, const Datum& d, std::map<std::string, int64_t>& symbols) {
   const Type& t = info.type;
   auto bad = [&](const std::string& what) { fail(model, ": input '", info.name, "': ", what); };
@@ -626,10 +674,7 @@ void check_feed(const std::string& model, const IoInfo& info, const Datum& d, st
     }
     return;
   }
-  auto kind_ok = (t.kind == Type::Kind::Sequence && d.kind == Datum::Kind::Sequence) ||
-                 (t.kind == Type::Kind::Map && d.kind == Datum::Kind::Map) ||
-                 (t.kind == Type::Kind::Optional) || (t.kind == Type::Kind::SparseTensor && d.is_tensor());
-  if (!kind_ok) bad(cat("expected ", t.to_string(), ", got ", d.describe()));
+  if (auto wrong = mismatch(t, d)) bad(*wrong);
 }
 
 }  // namespace

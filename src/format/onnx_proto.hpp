@@ -284,7 +284,7 @@ struct ModelDocument {
 };
 
 struct ParseLimits {
-  int max_depth = 64;  // nesting of messages (graphs in attributes, types in types)
+  int max_depth = 256;  // nesting of messages (graphs in attributes, types in types): some 80 subgraphs deep
 };
 
 // Decoders. `what` names the source in errors. They throw onyx::Error on malformed input.
