@@ -209,6 +209,7 @@ class Checker {
   void check_nodes(Scope& scope, const Context& ctx);
   void check_node(Scope& scope, size_t index, const Context& ctx);
   void check_node_op(const pb::Node& node, const Where& where, const Context& ctx);
+  void check_signature(const pb::Node& node, const spec::Signature& sig, int since, const Where& where);
   void check_node_input(Scope& scope, Str name, const Where& where);
   // `node_where` names the node in messages, `node_path` starts the path of its subgraphs.
   void check_attribute(Scope& scope, const pb::Attribute& a, size_t index, const Where& node_where,
@@ -566,6 +567,31 @@ void Checker::check_node(Scope& scope, size_t index, const Context& ctx) {
   }
 }
 
+// The node's input and output counts and attribute names against its op version's schema (ONNX Runtime refuses
+// such nodes too). Trailing empty names (omitted optional values) do not count against a maximum.
+void Checker::check_signature(const pb::Node& node, const spec::Signature& sig, int since, const Where& where) {
+  const auto count = [](const auto& names, bool trailing) {
+    size_t n = names.size();
+    while (!trailing && n > 0 && names[n - 1].empty()) --n;
+    return static_cast<int64_t>(n);
+  };
+  const auto range = [](int lo, int hi) { return hi < 0 ? cat("at least ", lo) : lo == hi ? cat(lo) : cat(lo, " to ", hi); };
+  const Str op = node.op_type.value_or("");
+  const int64_t inputs = count(node.input, true), outputs = count(node.output, true);
+  if (inputs < sig.min_inputs || (sig.max_inputs >= 0 && count(node.input, false) > sig.max_inputs))
+    problem(where, ": ", inputs, " inputs, but ", op, "-", since, " takes ", range(sig.min_inputs, sig.max_inputs));
+  if (outputs < sig.min_outputs || (sig.max_outputs >= 0 && count(node.output, false) > sig.max_outputs))
+    problem(where, ": ", outputs, " outputs, but ", op, "-", since, " gives ", range(sig.min_outputs, sig.max_outputs));
+  for (const auto& a : node.attribute) {
+    const Str name = a.name.value_or("");
+    if (name.empty() || std::find(sig.attributes.begin(), sig.attributes.end(), name) != sig.attributes.end()) continue;
+    std::string known;
+    for (const auto& s : sig.attributes) known += (known.empty() ? "" : ", ") + s;
+    problem(where, ": attribute ", quote(name), " is not one of ", op, "-", since, "'s (",
+            known.empty() ? std::string("it has none") : known, ")");
+  }
+}
+
 void Checker::check_node_op(const pb::Node& node, const Where& where, const Context& ctx) {
   const Str op = node.op_type.value_or("");
   if (op.empty()) {
@@ -595,7 +621,10 @@ void Checker::check_node_op(const pb::Node& node, const Where& where, const Cont
   }
   if (is_function || !spec::is_known_domain(domain)) return;  // other domains are not known here
 
-  if (spec::resolve_since_version(domain, op, version)) return;
+  if (const auto since = spec::resolve_since_version(domain, op, version)) {
+    if (const spec::Signature* sig = spec::signature(domain, op, *since)) check_signature(node, *sig, *since, where);
+    return;
+  }
   const auto versions = spec::since_versions(domain, op);
   if (versions.empty()) {
     problem(where, ": operator ", quote(op), " does not exist in domain ", quote(domain),

@@ -599,23 +599,33 @@ TEST(Checker, GraphsAttributeAndNestedPath) {
 
 // ---- attributes -------------------------------------------------------------------------------
 
-TEST(Checker, AttributeNamesUniqueAndPresent) {
+// valid_model with its Relu in a domain of its own: the attribute checks below, of any attribute name, are the
+// checker's for every node (a standard op's attributes are also checked against its schema: see
+// AttributesAndCountsFollowTheSchema).
+pb::Model custom_op_model() {
   pb::Model m = valid_model();
+  m.opset_import.push_back({"com.example", 1, {}});
+  m.graph->node[1].domain = "com.example";
+  return m;
+}
+
+TEST(Checker, AttributeNamesUniqueAndPresent) {
+  pb::Model m = custom_op_model();
   m.graph->node[1].attribute.push_back(attr_int("alpha", 1));
   m.graph->node[1].attribute.push_back(attr_int("alpha", 2));
-  EXPECT_TRUE(one_problem(check(m), {"graph 'main'", "node 'relu1' (Relu)", "attribute 'alpha' is given twice"}));
+  EXPECT_TRUE(one_problem(check(m), {"graph 'main'", "node 'relu1' (com.example.Relu)", "attribute 'alpha' is given twice"}));
   m.graph->node[1].attribute.pop_back();
   m.graph->node[1].attribute[0].name = "";
-  EXPECT_TRUE(one_problem(check(m), {"node 'relu1' (Relu)", "attribute #0 has no name"}));
+  EXPECT_TRUE(one_problem(check(m), {"node 'relu1' (com.example.Relu)", "attribute #0 has no name"}));
 }
 
 TEST(Checker, AttributeTypeMustMatchItsField) {
-  pb::Model m = valid_model();
+  pb::Model m = custom_op_model();
   pb::Attribute a;
   a.name = "alpha";
   a.type = static_cast<int32_t>(pb::AttrType::Float);
   m.graph->node[1].attribute.push_back(a);
-  EXPECT_TRUE(one_problem(check(m), {"node 'relu1' (Relu)", "attribute 'alpha' has type FLOAT", "'f' is not set"}));
+  EXPECT_TRUE(one_problem(check(m), {"node 'relu1' (com.example.Relu)", "attribute 'alpha' has type FLOAT", "'f' is not set"}));
 
   m.graph->node[1].attribute[0].f = 1.0f;
   EXPECT_TRUE(check(m).empty());
@@ -625,7 +635,7 @@ TEST(Checker, AttributeTypeMustMatchItsField) {
 }
 
 TEST(Checker, RepeatedAttributeMayBeEmpty) {
-  pb::Model m = valid_model();
+  pb::Model m = custom_op_model();
   pb::Attribute a;
   a.name = "perm";
   a.type = static_cast<int32_t>(pb::AttrType::Ints);
@@ -636,7 +646,7 @@ TEST(Checker, RepeatedAttributeMayBeEmpty) {
 }
 
 TEST(Checker, AttributeTypeRequiredSinceIr2) {
-  pb::Model m = valid_model();
+  pb::Model m = custom_op_model();
   pb::Attribute a = attr_int("axis", 1);
   a.type.reset();
   m.graph->node[1].attribute.push_back(a);
@@ -644,29 +654,49 @@ TEST(Checker, AttributeTypeRequiredSinceIr2) {
 
   // IR version 1 models may leave it out when exactly one value is set.
   m.ir_version = 1;
-  m.opset_import.clear();
+  m.opset_import.clear();  // ai.onnx 1, where Relu has the attribute consumed_inputs
+  m.graph->node[1].domain = "";
+  m.graph->node[1].attribute[0].name = "consumed_inputs";
   m.graph->input.push_back(vi("w"));
   EXPECT_TRUE(check(m).empty()) << joined(check(m));
   m.graph->node[1].attribute[0].f = 1.0f;
-  EXPECT_TRUE(one_problem(check(m), {"attribute 'axis' has no type and values in 'f', 'i'"}));
+  EXPECT_TRUE(one_problem(check(m), {"attribute 'consumed_inputs' has no type and values in 'f', 'i'"}));
 }
 
 TEST(Checker, UnknownAttributeType) {
-  pb::Model m = valid_model();
+  pb::Model m = custom_op_model();
   pb::Attribute a = attr_int("axis", 1);
   a.type = 99;
   m.graph->node[1].attribute.push_back(a);
   EXPECT_TRUE(one_problem(check(m), {"attribute 'axis' has unknown type 99"}));
 }
 
-TEST(Checker, AttributeReferenceOnlyInFunctions) {
+TEST(Checker, AttributesAndCountsFollowTheSchema) {
   pb::Model m = valid_model();
+  m.graph->node[1].attribute.push_back(attr_int("alpha", 1));
+  EXPECT_TRUE(one_problem(check(m), {"node 'relu1' (Relu)", "attribute 'alpha' is not one of Relu-14's (it has none)"}));
+  m.graph->node[1].attribute.clear();
+  m.graph->node[1].input.push_back("s");
+  EXPECT_TRUE(one_problem(check(m), {"node 'relu1' (Relu)", "2 inputs, but Relu-14 takes 1"}));
+  m.graph->node[1].input.back() = "";  // an omitted trailing value does not count against the maximum
+  EXPECT_TRUE(check(m).empty()) << joined(check(m));
+  m.graph->node[1].input.clear();
+  EXPECT_TRUE(one_problem(check(m), {"0 inputs, but Relu-14 takes 1"}));
+  m.graph->node[1].input = {"s"};
+  m.graph->node[1].output.push_back("y2");
+  EXPECT_TRUE(one_problem(check(m), {"2 outputs, but Relu-14 gives 1"}));
+  m.graph->node[1].output.clear();
+  EXPECT_FALSE(check(m).empty());  // a node has at least one output
+}
+
+TEST(Checker, AttributeReferenceOnlyInFunctions) {
+  pb::Model m = custom_op_model();
   pb::Attribute a;
   a.name = "alpha";
   a.type = static_cast<int32_t>(pb::AttrType::Float);
   a.ref_attr_name = "alpha";
   m.graph->node[1].attribute.push_back(a);
-  EXPECT_TRUE(one_problem(check(m), {"graph 'main'", "node 'relu1' (Relu)", "attribute 'alpha'",
+  EXPECT_TRUE(one_problem(check(m), {"graph 'main'", "node 'relu1' (com.example.Relu)", "attribute 'alpha'",
                                      "only allowed inside a function"}));
 }
 

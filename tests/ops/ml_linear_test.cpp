@@ -79,6 +79,7 @@ TEST(LinearClassifier, BinaryWithOneCoefficientRow) {
 
 TEST(LinearClassifier, BadPostTransformIsAnError) {
   std::string e = error_of(MlNode("LinearClassifier", 1)
+                               .outputs(2)
                                .input("X", f32({1, 1}, {1}))
                                .attr_floats("coefficients", {1})
                                .attr_ints("classlabels_ints", {0, 1})

@@ -95,6 +95,7 @@ TEST(SVMClassifier, ThreeClassesOneVsOneWithProbabilities) {
 
 TEST(SVMClassifier, BadVectorsPerClassIsAnError) {
   std::string e = error_of(MlNode("SVMClassifier", 1)
+                               .outputs(2)
                                .input("X", f32({1, 1}, {5}))
                                .attr_ints("vectors_per_class", {1, 1})
                                .attr_floats("support_vectors", {0, 5})

@@ -103,7 +103,7 @@ TEST(TreeEnsembleClassifier, BinaryLogistic) {
 }
 
 TEST(TreeEnsembleClassifier, FeatureOutOfRangeIsAnError) {
-  std::string e = error_of(legacy_classifier({0, 0}, {-1, 1}).input("X", f32({1, 1}, {0})).attr_ints("classlabels_int64s", {0, 1}));
+  std::string e = error_of(legacy_classifier({0, 0}, {-1, 1}).outputs(2).input("X", f32({1, 1}, {0})).attr_ints("classlabels_int64s", {0, 1}));
   EXPECT_NE(e.find("the trees read feature 1, the input has 1 features"), std::string::npos) << e;
 }
 
