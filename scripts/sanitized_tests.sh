@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one area of the unit tests built with AddressSanitizer + UndefinedBehaviorSanitizer by
 # scripts/build_sanitized.sh:  sanitized_tests.sh BUILD_DIR AREA
-# AREA is a test folder (format, ir, check, exec, kernels, ops, opt) or capi (the C API programs). The ctest
+# AREA is a test folder (format, ir, check, exec, kernels, ops, opt), capi (the C API programs) or fuzz_TARGET
+# (a fuzz target's replay program, fuzz/replay_main.cpp). The ctest
 # entries sanitized_AREA of the main build run this.
 set -euo pipefail
 dir=$1
@@ -13,7 +14,18 @@ need() {
     exit 1
   fi
 }
-if [ "$area" = capi ]; then
+if [[ "$area" == fuzz_* ]]; then
+  # A fuzz target's committed corpus and MUTATIONS mutants of each input (default 8), run by its replay program
+  # from an empty folder holding only a made-up external data file, as scripts/fuzz.sh runs the fuzzers.
+  target=${area#fuzz_}
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  need "$dir/fuzz_${target}_replay"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  head -c 4096 /dev/zero | tr '\0' '\101' >"$work/weights.bin"
+  cd "$work"
+  "$dir/fuzz_${target}_replay" -mutations="${MUTATIONS:-8}" "$root/fuzz/corpora/$target"
+elif [ "$area" = capi ]; then
   need "$dir/tests/capi/onyx_capi_model"
   need "$dir/tests/capi/onyx_c_api_test"
   model=$(mktemp --suffix=.onnx)

@@ -1,5 +1,7 @@
 #include "base/run_limits.hpp"
 
+#include <omp.h>
+
 #include "base/error.hpp"
 
 namespace onyx {
@@ -14,6 +16,10 @@ const RunLimits* set_run_limits(const RunLimits* limits) {
   const RunLimits* was = current;
   current = limits;
   return was;
+}
+
+void check_run_limits_outside_parallel(const char* where) {
+  if (const RunLimits* l = current; l && !omp_in_parallel()) l->check(where);
 }
 
 void RunLimits::check(const char* where) const {

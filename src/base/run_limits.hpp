@@ -34,6 +34,11 @@ inline void check_run_limits(const char* where = nullptr) {
   if (const RunLimits* l = run_limits()) l->check(where);
 }
 
+// The same for code that may run inside an OpenMP parallel region (a reference kernel called per batch from a
+// parallel loop): there it does nothing, as an exception must not leave the region; the check after the region, or
+// the next node's, stops the run.
+void check_run_limits_outside_parallel(const char* where = nullptr);
+
 // Sets a thread's limits for a scope.
 class RunLimitsScope {
  public:

@@ -610,6 +610,14 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
   return impl.release();
 }
 
+// A bool tensor fed with a byte other than 0 or 1 in it (from raw bytes given to the C API, say) is refused: the
+// kernels read bools as C++ bool, for which any other byte has no meaning.
+std::optional<std::string> invalid_bool_feed(const Tensor& x) {
+  if (auto wrong = invalid_bool(x))
+    return cat("bool element ", wrong->index, " is the byte ", wrong->byte, " (a bool must be 0 or 1)");
+  return std::nullopt;
+}
+
 // What is wrong with `d` as a value of the sequence, map, optional or sparse type `t` (kinds and element types,
 // through the nesting; shapes are the kernels' to check, map values the map ops'); nothing when it fits.
 std::optional<std::string> mismatch(const Type& t, const Datum& d) {
@@ -621,7 +629,7 @@ std::optional<std::string> mismatch(const Type& t, const Datum& d) {
     case Type::Kind::SparseTensor:
       if (!d.is_tensor()) return expected();
       if (t.elem != DataType::Undefined && d.tensor.dtype() != t.elem) return expected();
-      return std::nullopt;
+      return invalid_bool_feed(d.tensor);
     case Type::Kind::Sequence:
       if (d.kind != Datum::Kind::Sequence) return expected();
       for (size_t i = 0; i < d.elements.size(); ++i) {
@@ -658,6 +666,7 @@ void check_feed(const std::string& model, const IoInfo& info, const Datum& d, st
     const Tensor& x = d.tensor;
     if (t.elem != DataType::Undefined && x.dtype() != t.elem)
       bad(cat("expected element type ", t.elem, ", got ", x.dtype()));
+    if (auto wrong = invalid_bool_feed(x)) bad(*wrong);
     if (!t.shape.rank_known) return;
     if (x.dims().size() != t.shape.dims.size())
       bad(cat("expected rank ", t.shape.dims.size(), " ", t.shape.to_string(), ", got rank ", x.dims().size()));

@@ -385,7 +385,17 @@ Tensor Tensor::from_proto(const pb::Tensor& p, ExternalDataResolver* resolver, s
   bool in_place = !b.keep || is_external(p);  // raw_data in the model mapping, or an external file's mapping
   Tensor t = view(std::move(name), static_cast<DataType>(*p.data_type), p.dims, b.bytes, b.keep ? b.keep : source);
   t.is_view_ = in_place;
+  if (auto wrong = invalid_bool(t))
+    fail(what, ": bool element ", wrong->index, " is stored as the byte ", wrong->byte, " (a bool must be 0 or 1)");
   return t;
+}
+
+std::optional<InvalidBool> invalid_bool(const Tensor& t) {
+  if (t.dtype() != DataType::Bool) return std::nullopt;
+  const std::string_view b = t.bytes();
+  for (size_t i = 0; i < b.size(); ++i)
+    if (static_cast<unsigned char>(b[i]) > 1) return InvalidBool{i, static_cast<unsigned char>(b[i])};
+  return std::nullopt;
 }
 
 Tensor densify(const SparseTensor& s, const std::string& what) {
@@ -414,17 +424,23 @@ Tensor densify(const SparseTensor& s, const std::string& what) {
          " values of a rank-", rank, " tensor");
   // Linear positions, checked in range, then for duplicates.
   std::vector<uint64_t> at(static_cast<size_t>(nnz));
-  const int64_t* ix = nnz > 0 ? indices.data<int64_t>() : nullptr;
+  // The indices are read through memcpy: a view into the model's bytes need not be aligned for int64.
+  const char* ix_bytes = nnz > 0 ? indices.bytes().data() : nullptr;
+  auto ix = [ix_bytes](size_t i) {
+    int64_t v;
+    std::memcpy(&v, ix_bytes + i * sizeof v, sizeof v);
+    return v;
+  };
   for (int64_t k = 0; k < nnz; ++k) {
     uint64_t lin = 0;
     if (linear) {
-      const int64_t v = ix[k];
+      const int64_t v = ix(static_cast<size_t>(k));
       if (v < 0 || static_cast<uint64_t>(v) >= total)
         fail(what, ": index ", v, " of value ", k, " is outside the ", total, " elements of the dense tensor");
       lin = static_cast<uint64_t>(v);
     } else {
       for (size_t j = 0; j < rank; ++j) {
-        const int64_t v = ix[static_cast<size_t>(k) * rank + j];
+        const int64_t v = ix(static_cast<size_t>(k) * rank + j);
         if (v < 0 || v >= dims[j])
           fail(what, ": index ", v, " of value ", k, " is outside axis ", j, " of size ", dims[j]);
         lin = lin * static_cast<uint64_t>(dims[j]) + static_cast<uint64_t>(v);

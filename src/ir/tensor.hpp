@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,14 @@ class Tensor {
   bool writable_ = false;
   void check_writable() const;
 };
+
+// For a bool tensor, the first element whose byte is neither 0 nor 1 (C++ gives reading any other byte as a bool
+// no meaning), with that byte; nullopt when every element is valid or the tensor is not bool.
+struct InvalidBool {
+  uint64_t index;
+  int byte;
+};
+std::optional<InvalidBool> invalid_bool(const Tensor& t);
 
 struct SparseTensor {
   Tensor values, indices;

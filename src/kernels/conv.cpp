@@ -73,11 +73,9 @@ int64_t padded_group_channels(const ConvShape& s) { return (s.M / s.group + kDir
 // accumulators of a block are named values so that they live in registers for the whole sum.
 typedef float Floats16 __attribute__((vector_size(64)));
 
-__attribute__((always_inline)) inline Floats16 load16(const float* p) {
-  Floats16 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
+// Through a reference rather than a return value: clang refuses to return a 64-byte vector from a function
+// built for a target without AVX-512 (the "default" clone below), as that would change the ABI.
+__attribute__((always_inline)) inline void load16(Floats16& v, const float* p) { __builtin_memcpy(&v, p, sizeof v); }
 
 // Direct convolution. wt: (group, C/group, kh, kw, Mp) and bias (group, Mp) with Mp = M/group rounded up to 16
 // (zeros past M/group), so that the inner loops have fixed trip counts. x and y are NHWC or NCHW; with `sum`, y
@@ -108,14 +106,17 @@ void direct_conv(const ConvShape& s, const float* __restrict wt, const float* __
             const int64_t pixels = std::min(kDirectPixels, OW - ow0);
             const int64_t ih0 = oh * s.strides[0] - s.pads[0], iw0 = ow0 * s.strides[1] - s.pads[1];
             const float* wg = wt + g * taps * Mp + mb;
-            Floats16 a0 = load16(bias + g * Mp + mb), a1 = a0, a2 = a0, a3 = a0;
+            Floats16 a0;
+            load16(a0, bias + g * Mp + mb);
+            Floats16 a1 = a0, a2 = a0, a3 = a0;
             const bool inside = pixels == kDirectPixels && ih0 >= 0 && ih0 + (KH - 1) * s.dilations[0] < H &&
                                 iw0 >= 0 && iw0 + (kDirectPixels - 1) * s.strides[1] + (KW - 1) * s.dilations[1] < W;
             if (inside) {
               const float* xb = xn + g * Cg * xc + ih0 * xh + iw0 * xw;
               for (int64_t t = 0; t < taps; ++t) {
                 const float* xp = xb + offsets[t];
-                const Floats16 w = load16(wg + t * Mp);
+                Floats16 w;
+                load16(w, wg + t * Mp);
                 a0 += xp[0] * w;
                 a1 += xp[step] * w;
                 a2 += xp[2 * step] * w;
@@ -129,7 +130,8 @@ void direct_conv(const ConvShape& s, const float* __restrict wt, const float* __
                   const int64_t ih = ih0 + kh * s.dilations[0];
                   if (ih < 0 || ih >= H) continue;
                   for (int64_t kw = 0; kw < KW; ++kw) {
-                    const Floats16 w = load16(wg + ((c * KH + kh) * KW + kw) * Mp);
+                    Floats16 w;
+                    load16(w, wg + ((c * KH + kh) * KW + kw) * Mp);
                     float v[kDirectPixels];
                     for (int64_t p = 0; p < kDirectPixels; ++p) {
                       const int64_t iw = iw0 + p * s.strides[1] + kw * s.dilations[1];

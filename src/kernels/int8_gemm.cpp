@@ -1,5 +1,6 @@
 #include "kernels/int8_gemm.hpp"
 
+#include <cpuid.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -12,7 +13,12 @@
 namespace onyx::kernels {
 
 bool int8_gemm_uses_onednn() {
-  static const bool vnni = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  // AVX-VNNI from CPUID leaf 7, subleaf 1 (EAX bit 4): older compilers' __builtin_cpu_supports lacks "avxvnni".
+  static const bool vnni = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool avx_vnni = __builtin_cpu_supports("avx2") && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
+    return __builtin_cpu_supports("avx512vnni") || avx_vnni;
+  }();
   return vnni;
 }
 

@@ -15,8 +15,9 @@ bool avx512() {
 
 // The requantization of one element (see quantize.hpp).
 uint8_t requantize_one(int32_t acc, uint32_t add, double mult, double y_zero, double lo, double hi) {
-  const double v =
-      std::clamp(std::nearbyint(static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(acc) + add)) * mult + y_zero), lo, hi);
+  const double r = std::nearbyint(static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(acc) + add)) * mult + y_zero);
+  // A NaN (a NaN or infinite scale) gives `lo`, as the AVX-512 path's max(v, lo) does; converting it is undefined.
+  const double v = r != r ? lo : std::clamp(r, lo, hi);
   return static_cast<uint8_t>(static_cast<int32_t>(v));  // the low byte: the uint8 or int8 value
 }
 

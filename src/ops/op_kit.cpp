@@ -6,7 +6,8 @@ namespace onyx::ops {
 
 int64_t product(const Dims& d, size_t from, size_t to) {
   int64_t p = 1;
-  for (size_t i = from; i < d.size() && i < to; ++i) p *= d[i];
+  for (size_t i = from; i < d.size() && i < to; ++i)
+    if (__builtin_mul_overflow(p, d[i], &p)) fail("the element count of shape ", shape_of(d).to_string(), " overflows int64");
   return p;
 }
 

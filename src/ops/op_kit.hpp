@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/error.hpp"
@@ -13,8 +14,12 @@ namespace onyx::ops {
 
 using Dims = std::vector<int64_t>;
 
-// Element count of dims (no overflow check: dims come from existing tensors).
+// Element count of dims. A product past int64 (declared dims of a hostile model, during inference) is an error.
 int64_t product(const Dims& d, size_t from = 0, size_t to = SIZE_MAX);
+// An unsigned type at least as wide as int and as T: integer ops wrap in it (two's complement, as the hardware)
+// without the promotion of narrower types to signed int, whose overflow would be undefined (int16 * int16).
+template <class T>
+using wide_unsigned_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 // Numpy-style broadcast of two static shapes; error if incompatible.
 Dims broadcast_dims(const Dims& a, const Dims& b);
 // Broadcast for inference, with symbolic dims (a dim of 1 yields the other; equal symbols stay).

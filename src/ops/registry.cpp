@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <ranges>
 
 #include "base/error.hpp"
 #include "ir/scalar.hpp"
@@ -237,7 +236,14 @@ auto Registry::versions_of(Map& defs, std::string_view domain, std::string_view 
   auto first = defs.lower_bound(std::make_tuple(std::string(domain), std::string(op_type), INT_MIN));
   auto last = first;
   while (last != defs.end() && std::get<0>(last->first) == domain && std::get<1>(last->first) == op_type) ++last;
-  return std::ranges::subrange(first, last);
+  // A plain pair of iterators: clang 14 cannot check std::ranges::subrange's concepts against libstdc++ 12's map.
+  struct Versions {
+    decltype(first) first_, last_;
+    auto begin() const { return first_; }
+    auto end() const { return last_; }
+    bool empty() const { return first_ == last_; }
+  };
+  return Versions{first, last};
 }
 
 std::vector<int> Registry::versions(std::string_view domain, std::string_view op_type) const {

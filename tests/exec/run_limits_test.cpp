@@ -101,6 +101,66 @@ TEST(RunLimits, ThreadLimitsAreScoped) {
   EXPECT_EQ(run_limits(), nullptr);
 }
 
+// Kernels that run long on one node check the deadline at their block boundaries: without those checks, a model
+// of one such node would run to its end (the executor checks only between nodes) and succeed.
+TEST(RunLimits, DeadlineStopsLongKernelsInsideANode) {
+  struct Case {
+    const char* op;
+    std::vector<std::pair<std::string, Tensor>> inputs;
+    bool reference;
+    const char* where;
+  };
+  std::vector<Case> cases;
+  {
+    // The reference matrix product (what MatMul runs with reference_kernels): 2 x 2048^3 flops, seconds.
+    const int64_t n = 2048;
+    std::vector<float> a(static_cast<size_t>(n * n), 0.5f);
+    cases.push_back({"MatMul", {{"A", f32({n, n}, a)}, {"B", f32({n, n}, a)}}, true, "in a matrix product"});
+  }
+  {
+    // Det of a 2048 x 2048 matrix: 2048^3 / 3 multiply-adds in double.
+    const int64_t n = 2048;
+    std::vector<float> a(static_cast<size_t>(n * n));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7919) % 1013) / 1013.0f;
+    cases.push_back({"Det", {{"X", f32({n, n}, a)}}, false, "in Det"});
+  }
+  {
+    // NonMaxSuppression of 200,000 disjoint boxes, all kept: 2 x 10^10 overlap tests.
+    const int64_t n = 200000;
+    std::vector<float> boxes, scores;
+    for (int64_t i = 0; i < n; ++i) {
+      boxes.insert(boxes.end(), {static_cast<float>(2 * i), 0.0f, static_cast<float>(2 * i + 1), 1.0f});
+      scores.push_back(static_cast<float>(n - i) / static_cast<float>(n));
+    }
+    cases.push_back({"NonMaxSuppression",
+                     {{"boxes", f32({1, n, 4}, boxes)}, {"scores", f32({1, 1, n}, scores)}, {"max", i64({1}, {n})}},
+                     false,
+                     "in NonMaxSuppression"});
+  }
+  for (auto& c : cases) {
+    ModelBuilder mb;
+    pb::Graph g;
+    std::vector<std::string> names;
+    std::map<std::string, Datum> feeds;
+    for (auto& [name, t] : c.inputs) {
+      std::vector<int64_t> dims = t.dims();
+      mb.input(g, name, mb.tensor_t(t.dtype(), dims));
+      names.push_back(name);
+      feeds.emplace(name, Datum::of(t));
+    }
+    mb.node(g, c.op, names, {"Y"});
+    mb.output(g, "Y");
+    SessionOptions so;
+    so.reference_kernels = c.reference;
+    so.threads = 1;
+    Session s = mb.session(std::move(g), 21, so);
+    RunOptions ro;
+    ro.timeout_ms = 50;
+    const std::string e = error_of([&] { s.run(feeds, {}, ro); });
+    EXPECT_NE(e.find(std::string("deadline (timeout of 50 ms) ") + c.where), std::string::npos) << c.op << ": " << e;
+  }
+}
+
 // Y = Expand(X, shape): the shape feed sets how much the run allocates.
 pb::Graph expand_model(ModelBuilder& mb) {
   pb::Graph g;

@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "format/onnx_proto.hpp"
+#include "ops/graph_builder.hpp"
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
@@ -175,6 +176,55 @@ TEST(Session, SparseInitializersAreDensifiedAndValidated) {
   EXPECT_NE(creation_error(sparse_add_model({1, 2}, {5, 5}, {2})).find("two values are at the same position (linear index 5)"),
             std::string::npos)
       << creation_error(sparse_add_model({1, 2}, {5, 5}, {2}));
+}
+
+// A bool is one byte, 0 or 1: a feed or an initializer holding any other byte is refused, naming the value and the
+// element (the kernels read bools as C++ bool, for which other bytes have no meaning; found by fuzz_run).
+TEST(Session, BoolsStoredAsOtherBytesAreRefused) {
+  testing::ModelBuilder mb;
+  pb::Graph g;
+  mb.input(g, "X", mb.tensor_t(DataType::Bool, std::vector<int64_t>{3}));
+  mb.node(g, "Not", {"X"}, {"Y"});
+  mb.output(g, "Y");
+  Session s = mb.session(std::move(g), 13);
+  const std::string bytes("\x01\x05\x00", 3);
+  expect_error(s, {{"X", Datum::of(Tensor::owned("X", DataType::Bool, {3}, bytes))}},
+               "input 'X': bool element 1 is the byte 5 (a bool must be 0 or 1)");
+  auto ok = s.run({{"X", Datum::of(Tensor::owned("X", DataType::Bool, {3}, std::string("\x01\x00\x01", 3)))}});
+  EXPECT_EQ(ok[0].second.tensor.bytes(), std::string("\x00\x01\x00", 3));
+
+  testing::ModelBuilder mb2;
+  pb::Graph h;
+  pb::Tensor& init = h.initializer.emplace_back();
+  init.name = mb2.arena.save("C");
+  init.data_type = static_cast<int32_t>(DataType::Bool);
+  init.dims = {3};
+  init.raw_data = mb2.arena.save(bytes);
+  mb2.node(h, "Not", {"C"}, {"Y"});
+  mb2.output(h, "Y");
+  try {
+    mb2.session(std::move(h), 13);
+    FAIL() << "expected the initializer to be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bool element 1 is stored as the byte 5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'C'"), std::string::npos) << e.what();
+  }
+}
+
+// Declared dims whose element count overflows int64 are an error at creation, not undefined arithmetic in shape
+// inference (found by fuzz_session: Size of a [2^62, 5] input).
+TEST(Session, DeclaredShapesWhoseSizeOverflowsAreRefused) {
+  testing::ModelBuilder mb;
+  pb::Graph g;
+  mb.input(g, "X", mb.tensor_t(DataType::Float, std::vector<int64_t>{int64_t{1} << 62, 5}));
+  mb.node(g, "Size", {"X"}, {"Y"});
+  mb.output(g, "Y");
+  try {
+    mb.session(std::move(g), 13);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("overflows int64"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Session, FeedsAreCheckedBeforeRunning) {

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
+#include <type_traits>
 
 #include "op_test_util.hpp"
 #include "ops/registry.hpp"
@@ -47,6 +49,38 @@ TEST(Div, IntMinByMinusOneWrapsAndZeroIsAnError_Opset14) {
                    .input("B", make_tensor<int32_t>(DataType::Int32, {1}, {0}))
                    .run(),
                Error);
+}
+
+// Integer Add, Sub and Mul wrap in every integer type, as two's complement does: int8 and int16 too, whose
+// unsigned forms C++ promotes to int, where 65535 * 65535 overflows (found by fuzz_run). Under UBSan by
+// sanitized_ops.
+template <class T>
+void expect_wrapping_arithmetic(DataType dt) {
+  using L = std::numeric_limits<T>;
+  using U = std::make_unsigned_t<T>;
+  const std::vector<T> a{L::max(), L::min(), L::max(), static_cast<T>(L::max() / 2 + 1)};
+  const std::vector<T> b{L::max(), L::max(), static_cast<T>(1), static_cast<T>(3)};
+  for (const char* op : {"Add", "Sub", "Mul"}) {
+    auto out = OneNode(op, 14).input("A", make_tensor<T>(dt, {4}, a)).input("B", make_tensor<T>(dt, {4}, b)).run();
+    const T* y = out.at(0).tensor.template data<T>();
+    for (size_t i = 0; i < a.size(); ++i) {
+      // The expected value in the widest unsigned type, cut to T's width.
+      const uint64_t x = static_cast<U>(a[i]), z = static_cast<U>(b[i]);
+      const uint64_t wide = std::string(op) == "Add" ? x + z : std::string(op) == "Sub" ? x - z : x * z;
+      EXPECT_EQ(y[i], static_cast<T>(static_cast<U>(wide))) << op << " " << dt << " element " << i;
+    }
+  }
+}
+
+TEST(Mul, IntegerOverflowWrapsInEveryIntegerType_Opset14) {
+  expect_wrapping_arithmetic<int8_t>(DataType::Int8);
+  expect_wrapping_arithmetic<int16_t>(DataType::Int16);
+  expect_wrapping_arithmetic<int32_t>(DataType::Int32);
+  expect_wrapping_arithmetic<int64_t>(DataType::Int64);
+  expect_wrapping_arithmetic<uint8_t>(DataType::UInt8);
+  expect_wrapping_arithmetic<uint16_t>(DataType::UInt16);
+  expect_wrapping_arithmetic<uint32_t>(DataType::UInt32);
+  expect_wrapping_arithmetic<uint64_t>(DataType::UInt64);
 }
 
 TEST(Add, MismatchedShapesAreAClearError_Opset14) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "ir/scalar.hpp"
 #include "op_test_util.hpp"
@@ -24,6 +25,43 @@ TEST(Cast, FloatToIntTruncatesAndWraps_Opset13) {
   const Tensor& y = out.at(0).tensor;
   EXPECT_EQ(y.dtype(), DataType::Int8);
   EXPECT_EQ(values<int8_t>(out.at(0)), (std::vector<int8_t>{1, -1, 44, 0}));  // 300 wraps like an int narrowing
+}
+
+// Float to every integer type, for the values C++ leaves undefined: NaN gives 0; +-inf and values out of range
+// truncate, saturate to int64 (uint64 for uint64) and wrap to the width; -0 gives 0. Under UBSan (sanitized_ops).
+template <class T>
+void expect_defined_float_to_int(DataType dt) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x{std::nanf(""), -std::nanf(""), inf, -inf, -0.0f, 1e30f, -1e30f, 2.9f, -2.9f};
+  for (DataType from : {DataType::Float, DataType::Double}) {
+    Tensor in = from == DataType::Float ? floats({9}, x)
+                                        : make_tensor<double>(DataType::Double, {9}, std::vector<double>(x.begin(), x.end()));
+    auto out = OneNode("Cast", 13).input("x", in).attr_int("to", static_cast<int64_t>(dt)).run();
+    const std::vector<T> got = values<T>(out.at(0));
+    const int64_t hi = std::numeric_limits<int64_t>::max(), lo = std::numeric_limits<int64_t>::min();
+    const bool u64 = std::is_same_v<T, uint64_t>;
+    const std::vector<T> want{0,
+                              0,
+                              u64 ? std::numeric_limits<T>::max() : static_cast<T>(hi),
+                              static_cast<T>(lo),
+                              0,
+                              u64 ? std::numeric_limits<T>::max() : static_cast<T>(hi),
+                              static_cast<T>(lo),
+                              static_cast<T>(2),
+                              static_cast<T>(-2)};
+    EXPECT_EQ(got, want) << dt << " from " << from;
+  }
+}
+
+TEST(Cast, FloatToIntegerIsDefinedForNaNInfinityAndOutOfRange_Opset13) {
+  expect_defined_float_to_int<int8_t>(DataType::Int8);
+  expect_defined_float_to_int<int16_t>(DataType::Int16);
+  expect_defined_float_to_int<int32_t>(DataType::Int32);
+  expect_defined_float_to_int<int64_t>(DataType::Int64);
+  expect_defined_float_to_int<uint8_t>(DataType::UInt8);
+  expect_defined_float_to_int<uint16_t>(DataType::UInt16);
+  expect_defined_float_to_int<uint32_t>(DataType::UInt32);
+  expect_defined_float_to_int<uint64_t>(DataType::UInt64);
 }
 
 TEST(Cast, V1TakesTheTypeByName_Opset1) {

@@ -32,7 +32,7 @@ struct Attr {
   Attr(std::string n, std::vector<float> v) : name(std::move(n)), value(std::move(v)) {}
 };
 
-// A model of one graph, built step by step. Dims < 0 are symbolic ("N").
+// A model of one graph, built step by step. Dims < 0 are symbolic: -1 is "N", -2 "N2", and so on.
 class GraphSpec {
  public:
   explicit GraphSpec(int64_t opset) { m_.opset_import.push_back({"", opset, {}}); }
@@ -134,7 +134,7 @@ class GraphSpec {
     auto& shape = tt.shape.emplace();
     for (int64_t d : dims) {
       if (d >= 0) shape.dim.emplace_back().dim_value = d;
-      else shape.dim.emplace_back().dim_param = "N";
+      else shape.dim.emplace_back().dim_param = d == -1 ? "N" : "N" + std::to_string(-d);
     }
     return t;
   }

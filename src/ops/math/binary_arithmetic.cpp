@@ -21,7 +21,7 @@ enum class Arith { Add, Sub, Mul, Div };
 template <class T>
 T apply(Arith op, T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
+    using U = wide_unsigned_t<T>;
     switch (op) {  // wrap-around like the hardware, without signed-overflow UB
       case Arith::Add: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
       case Arith::Sub: return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));

@@ -36,10 +36,6 @@ T from_double(double d) {
   }
 }
 
-// Unsigned type at least as wide as int, so that arithmetic on it never promotes to signed int.
-template <class T>
-using wide_unsigned_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-
 // B's dims for the pre-7 "broadcast=1" rule: aligned to A at `axis`, padded with 1s.
 inline Dims legacy_broadcast(const Dims& a, const Dims& b, std::optional<int64_t> axis_attr) {
   const int64_t rank = static_cast<int64_t>(a.size());

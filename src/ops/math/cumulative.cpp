@@ -16,9 +16,6 @@ struct CumConfig {
   bool reverse = false;
 };
 
-template <class T>
-using CumWrap = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-
 template <class T, class Acc>
 void cumulate(const CumConfig& c, const T* x, T* y, const Dims& dims, int64_t axis) {
   const int64_t outer = product(dims, 0, static_cast<size_t>(axis));
@@ -63,7 +60,7 @@ void run_cum(const CumConfig& c, KernelContext& ctx) {
     if constexpr (is_float_like_v<T>) {
       cumulate<T, double>(c, x.data<T>(), y.mutable_data<T>(), x.dims(), axis);
     } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      cumulate<T, CumWrap<T>>(c, x.data<T>(), y.mutable_data<T>(), x.dims(), axis);
+      cumulate<T, wide_unsigned_t<T>>(c, x.data<T>(), y.mutable_data<T>(), x.dims(), axis);
     } else {
       ctx.error(cat("element type ", x.dtype(), " is not supported"));
     }

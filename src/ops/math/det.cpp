@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "base/run_limits.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -15,6 +16,7 @@ using D = DataType;
 double determinant(std::vector<double>& a, int64_t m) {
   double det = 1;
   for (int64_t c = 0; c < m; ++c) {
+    if (m >= 256) check_run_limits("in Det");  // a column's elimination is (m - c)^2 steps
     int64_t piv = c;
     for (int64_t r = c + 1; r < m; ++r)
       if (std::abs(a[r * m + c]) > std::abs(a[piv * m + c])) piv = r;

@@ -112,19 +112,17 @@ T from_double(double d) {
 
 // Wrapping integer arithmetic (no signed-overflow UB; small types multiply in unsigned int).
 template <class T>
-using WrapT = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-template <class T>
 T wrap_add(T a, T b) {
-  return static_cast<T>(static_cast<WrapT<T>>(a) + static_cast<WrapT<T>>(b));
+  return static_cast<T>(static_cast<wide_unsigned_t<T>>(a) + static_cast<wide_unsigned_t<T>>(b));
 }
 template <class T>
 T wrap_mul(T a, T b) {
-  return static_cast<T>(static_cast<WrapT<T>>(a) * static_cast<WrapT<T>>(b));
+  return static_cast<T>(static_cast<wide_unsigned_t<T>>(a) * static_cast<wide_unsigned_t<T>>(b));
 }
 template <class T>
 T wrap_abs(T a) {
   if constexpr (std::is_signed_v<T>) {
-    if (a < 0) return static_cast<T>(WrapT<T>{0} - static_cast<WrapT<T>>(a));
+    if (a < 0) return static_cast<T>(wide_unsigned_t<T>{0} - static_cast<wide_unsigned_t<T>>(a));
   }
   return a;
 }

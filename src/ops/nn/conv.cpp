@@ -140,7 +140,8 @@ void infer_conv(InferContext& ctx) {
       }
       const Dim& cw = tw.shape.dims[1];
       const Dim& cx = tx.shape.dims[1];
-      if (cw.value && cx.value && *cw.value * a.group != *cx.value)
+      int64_t channels = 0;  // a declared dim times group may overflow: then it cannot match either
+      if (cw.value && cx.value && (__builtin_mul_overflow(*cw.value, a.group, &channels) || channels != *cx.value))
         ctx.error(cat("X has ", *cx.value, " channels; W expects ", *cw.value, " x group ", a.group));
     }
     if (a.w.kernel.size() == r) {
@@ -278,7 +279,12 @@ void infer_conv_transpose(InferContext& ctx) {
     std::optional<Dims> wd = static_dims(tw);
     if (tw.shape.rank_known && tw.shape.dims.size() != r + 2)
       ctx.error(cat("W has rank ", tw.shape.dims.size(), ", expected ", r + 2));
-    if (tw.shape.rank_known && tw.shape.dims[1].value) s.dims[1] = Dim{*tw.shape.dims[1].value * a.group, {}, {}};
+    int64_t channels = 0;
+    if (tw.shape.rank_known && tw.shape.dims[1].value) {
+      if (__builtin_mul_overflow(*tw.shape.dims[1].value, a.group, &channels))
+        ctx.error(cat("W's ", *tw.shape.dims[1].value, " output channels per group x group ", a.group, " overflow int64"));
+      s.dims[1] = Dim{channels, {}, {}};
+    }
     Dims kernel = a.w.kernel;
     if (kernel.empty() && wd) kernel.assign(wd->begin() + 2, wd->end());
     Dims in;

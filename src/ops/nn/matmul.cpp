@@ -29,7 +29,7 @@ using nn::AccOut;
 
 template <class T>
 T wrap_mul_add(T acc, T a, T b) {
-  using U = std::make_unsigned_t<T>;
+  using U = wide_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
 }
 

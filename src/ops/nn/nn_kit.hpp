@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/run_limits.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops::nn {
@@ -103,6 +104,7 @@ __attribute__((always_inline)) inline void gemm_acc_impl(int64_t M, int64_t N, i
   for (int64_t k0 = 0; k0 < K; k0 += kKc) {
     const int64_t kn = std::min(kKc, K - k0);
     for (int64_t j0 = 0; j0 < N; j0 += kNc) {
+      check_run_limits_outside_parallel("in a matrix product");  // a block is at most M x 256 x 256
       const int64_t jn = std::min(kNc, N - j0);
       int64_t i = 0;
       for (; i + 4 <= M; i += 4) {
@@ -187,6 +189,7 @@ void gemm_acc_bt(int64_t M, int64_t N, int64_t K, const A* a, int64_t lda, const
   using V = Vec8<A>;
   constexpr int64_t kMc = 4;
   for (int64_t i0 = 0; i0 < M; i0 += kMc) {
+    if (K * N >= (int64_t{1} << 16)) check_run_limits_outside_parallel("in a matrix product");
     const int64_t in = std::min(kMc, M - i0);
     for (int64_t j = 0; j < N; ++j) {
       const A* br = b + j * ldb;

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/run_limits.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -340,8 +341,11 @@ void run_nms(int64_t center_point_box, KernelContext& ctx) {
         if (!has_score_threshold || sc[i] > score_threshold) cand.push_back(i);
       std::stable_sort(cand.begin(), cand.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
       selected.clear();
-      for (int64_t i : cand) {
+      for (size_t n = 0; n < cand.size(); ++n) {
+        const int64_t i = cand[n];
         if (static_cast<int64_t>(selected.size()) >= max_out) break;
+        // The greedy selection is quadratic in the boxes: a class of a million boxes takes minutes.
+        if (n % 1024 == 1023) check_run_limits("in NonMaxSuppression");
         bool keep = true;
         for (int64_t s : selected)
           if (suppress(bb + i * 4, bb + s * 4, center_point_box != 0, iou_threshold)) {

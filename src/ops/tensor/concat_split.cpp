@@ -313,10 +313,11 @@ void add_split(Registry& r) {
           if (ctx.output_wanted(j) && bytes) {
             ctx.set_output(j, allocate_for_overwrite(x.dtype(), od));
             char* dst = ctx.outputs()[j].tensor.mutable_data<char>();
-            const char* src = x.bytes().data() + static_cast<size_t>(start * inner) * es;
             const size_t block = static_cast<size_t>(sizes[j] * inner) * es, row = static_cast<size_t>(d * inner) * es;
-            if (block > 0)  // an empty part has no buffer
+            if (block > 0 && outer > 0) {  // an empty part or input has no buffer to offset
+              const char* src = x.bytes().data() + static_cast<size_t>(start * inner) * es;
               for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * block, src + o * row, block);
+            }
           } else if (ctx.output_wanted(j)) {
             Tensor& y = ctx.allocate_output(j, x.dtype(), od);
             const uint64_t block = static_cast<uint64_t>(sizes[j] * inner);

@@ -32,7 +32,7 @@ T reduce(Red r, T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     return (r == Red::Add || r == Red::Max) ? (a || b) : (a && b);
   } else if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
+    using U = wide_unsigned_t<T>;
     switch (r) {
       case Red::Add: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
       case Red::Mul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));

@@ -131,16 +131,27 @@ __attribute__((always_inline)) inline void interleave_rows(const uint32_t* src, 
 }
 
 template <int R>
+__attribute__((always_inline)) inline void transpose_rows_of_batch(const uint32_t* src, uint32_t* dst, int64_t C) {
+  int64_t c = 0;
+  for (; c + 16 <= C; c += 16) interleave_rows<R>(src, C, c, dst);
+  for (; c < C; ++c)
+    for (int r = 0; r < R; ++r) dst[c * R + r] = src[r * C + c];
+}
+
+// R (2, 4, 8 or 16) is an argument rather than a template parameter, since clang cannot clone templates; each
+// clone inlines the four instances of the batch loop's body.
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-void transpose_few_rows(const uint32_t* x, uint32_t* y, int64_t batches, int64_t C) {
+void transpose_few_rows(int R, const uint32_t* x, uint32_t* y, int64_t batches, int64_t C) {
 #pragma omp parallel for schedule(static) if (batches * R * C > (int64_t{1} << 18))
   for (int64_t b = 0; b < batches; ++b) {
     const uint32_t* src = x + b * R * C;
     uint32_t* dst = y + b * R * C;
-    int64_t c = 0;
-    for (; c + 16 <= C; c += 16) interleave_rows<R>(src, C, c, dst);
-    for (; c < C; ++c)
-      for (int r = 0; r < R; ++r) dst[c * R + r] = src[r * C + c];
+    switch (R) {
+      case 2: transpose_rows_of_batch<2>(src, dst, C); break;
+      case 4: transpose_rows_of_batch<4>(src, dst, C); break;
+      case 8: transpose_rows_of_batch<8>(src, dst, C); break;
+      default: transpose_rows_of_batch<16>(src, dst, C); break;
+    }
   }
 }
 
@@ -166,11 +177,11 @@ bool few_rows(const char* x, char* y, int64_t batches, int64_t R, int64_t C) {
   const auto* src = reinterpret_cast<const uint32_t*>(x);
   auto* dst = reinterpret_cast<uint32_t*>(y);
   switch (R) {
-    case 2: transpose_few_rows<2>(src, dst, batches, C); return true;
+    case 2: transpose_few_rows(2, src, dst, batches, C); return true;
     case 3: transpose_three_rows(src, dst, batches, C); return true;
-    case 4: transpose_few_rows<4>(src, dst, batches, C); return true;
-    case 8: transpose_few_rows<8>(src, dst, batches, C); return true;
-    case 16: transpose_few_rows<16>(src, dst, batches, C); return true;
+    case 4: transpose_few_rows(4, src, dst, batches, C); return true;
+    case 8: transpose_few_rows(8, src, dst, batches, C); return true;
+    case 16: transpose_few_rows(16, src, dst, batches, C); return true;
     default: return false;
   }
 }
