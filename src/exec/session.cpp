@@ -21,6 +21,7 @@
 #include "format/mapped_file.hpp"
 #include "format/onnx_proto.hpp"
 #include "ir/tensor_alloc.hpp"
+#include "kernels/library_errors.hpp"
 #include "ir/spec_table.hpp"
 #include "ops/registry.hpp"
 #include "opt/optimizer.hpp"
@@ -311,6 +312,8 @@ struct Session::Impl {
         std::string msg = e.what();
         if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
         throw Error(cat(label, ": ", where(n), ": ", msg), e.kind());
+      } catch (const std::exception&) {
+        kernels::rethrow_library_error(cat(label, ": ", where(n), ": "));
       }
       step.nested = step.function_body != nullptr;
       for (const Attribute& a : n.attributes) step.nested = step.nested || a.g || !a.graphs.empty();
@@ -473,6 +476,8 @@ std::vector<Datum> Session::Impl::execute(const GraphPlan& plan, std::vector<Dat
       std::string msg = e.what();
       if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
       throw Error(cat(label, ": ", where(n), ": ", msg), e.kind());
+    } catch (const std::exception&) {
+      kernels::rethrow_library_error(cat(label, ": ", where(n), ": "));
     }
     if (options.profile) {
       auto ended = std::chrono::steady_clock::now();

@@ -5,8 +5,19 @@
 
 #include "base/error.hpp"
 #include "base/pages.hpp"
+#include "kernels/library_errors.hpp"
 
 namespace onyx::kernels {
+
+void rethrow_library_error(const std::string& context) {
+  try {
+    throw;
+  } catch (const dnnl::error& e) {
+    throw Error(cat(context, "oneDNN cannot run it: ", e.what()));
+  } catch (const std::bad_alloc&) {
+    throw Error(cat(context, "out of memory"), ErrorKind::MemoryLimit);
+  }
+}
 
 dnnl::engine& cpu_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);

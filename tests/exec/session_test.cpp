@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <optional>
 
 #include "base/error.hpp"
@@ -224,6 +227,24 @@ TEST(Session, DeclaredShapesWhoseSizeOverflowsAreRefused) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("overflows int64"), std::string::npos) << e.what();
+  }
+}
+
+// An exception of a library beneath the kernels becomes an onyx::Error naming the node: here oneDNN refuses a
+// convolution whose padding (2^31) makes its output too wide (found by fuzz_run; the model is the regression input).
+TEST(Session, OneDnnRefusalsAreErrorsNamingTheNode) {
+  std::ifstream f(std::string(ONYX_SOURCE_DIR) + "/fuzz/corpora/run/regression-dnnl-error-dilated-conv", std::ios::binary);
+  ASSERT_TRUE(f) << "the regression input is missing";
+  std::string input((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_GE(input.size(), 4u);
+  uint32_t n = 0;
+  std::memcpy(&n, input.data(), 4);  // fuzz_run's input: [model size][model][feed bytes]
+  ASSERT_LE(n, input.size() - 4);
+  try {
+    Session::from_bytes(input.substr(4, n));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Conv): oneDNN cannot run it"), std::string::npos) << e.what();
   }
 }
 

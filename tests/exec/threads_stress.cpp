@@ -18,6 +18,7 @@
 #include <random>
 #include <thread>
 
+#include "exec/concurrency_models.hpp"
 #include "opt/opt_test_util.hpp"
 
 namespace onyx {
@@ -106,66 +107,30 @@ void stress(const Session& s, const std::vector<std::map<std::string, Datum>>& f
 
 const int kThreads = env_int("ONYX_STRESS_THREADS", 8);
 const int kRuns = env_int("ONYX_STRESS_RUNS", 500);
+const int kSessionThreads = env_int("ONYX_STRESS_SESSION_THREADS", 0);
 
-// LSTM (hidden 16) then GRU (hidden 12) over x [S, B, 8], S and B free, so runs of different shapes share the
-// session and each shape signature gets its own memory plan.
-std::string recurrent_model() {
-  GraphSpec g(17);
-  g.input("x", DataType::Float, {-2, -1, 8});
-  g.random("w1", {1, 64, 8}, -0.5f, 0.5f).random("r1", {1, 64, 16}, -0.5f, 0.5f).random("b1", {1, 128}, -0.2f, 0.2f);
-  g.random("w2", {1, 36, 16}, -0.5f, 0.5f).random("r2", {1, 36, 12}, -0.5f, 0.5f).random("b2", {1, 72}, -0.2f, 0.2f);
-  g.ints("axis1", {1}, {1});
-  g.node("LSTM", {"x", "w1", "r1", "b1"}, {"y1", "h1"}, {{"hidden_size", 16}})
-      .node("Squeeze", {"y1", "axis1"}, {"s1"})
-      .node("GRU", {"s1", "w2", "r2", "b2"}, {"y2", "h2"}, {{"hidden_size", 12}, {"linear_before_reset", 1}})
-      .node("ReduceMean", {"y2"}, {"m2"}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", 0}})
-      .output("m2")
-      .output("h1");
-  return g.bytes();
-}
-
-// Convolutions (3x3 and 1x1, one grouped), pooling and a matrix product: the kernels that go to oneDNN.
-std::string convolutional_model() {
-  GraphSpec g(17);
-  const std::vector<int64_t> pads1{1, 1, 1, 1};
-  g.input("x", DataType::Float, {-1, 8, 20, 20}).random("w1", {16, 8, 3, 3}).random("b1", {16});
-  g.random("w2", {16, 4, 3, 3}).random("w3", {8, 16, 1, 1}).random("fc", {8, 10});
-  g.node("Conv", {"x", "w1", "b1"}, {"c1"}, {{"pads", pads1}})
-      .node("Relu", {"c1"}, {"r1"})
-      .node("Conv", {"r1", "w2"}, {"c2"}, {{"pads", pads1}, {"group", 4}})
-      .node("Add", {"c2", "r1"}, {"s2"})
-      .node("MaxPool", {"s2"}, {"p2"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}})
-      .node("Conv", {"p2", "w3"}, {"c3"})
-      .node("GlobalAveragePool", {"c3"}, {"g3"})
-      .node("Flatten", {"g3"}, {"f3"})
-      .node("MatMul", {"f3", "fc"}, {"y"})
-      .output("y");
-  return g.bytes();
+// One session per optimization level (1: the model's own ops; 3: fused and channels-last), stressed with the feeds.
+void stress_at_levels(const std::string& bytes, const std::vector<std::vector<int64_t>>& shapes, const std::string& what) {
+  for (int level : {1, 3}) {
+    SessionOptions o;
+    o.optimization_level = level;
+    o.threads = kSessionThreads;
+    Session s = Session::from_bytes(bytes, o);
+    std::vector<std::map<std::string, Datum>> feeds;
+    for (size_t i = 0; i < shapes.size(); ++i) feeds.push_back(float_feeds(s, {shapes[i]}, static_cast<uint32_t>(i)));
+    stress(s, feeds, kThreads, kRuns, what + ", level " + std::to_string(level));
+  }
 }
 
 TEST(ThreadsStress, RecurrentModelWithMixedShapes) {
-  for (int level : {1, 3}) {
-    SessionOptions o;
-    o.optimization_level = level;
-    Session s = Session::from_bytes(recurrent_model(), o);
-    std::vector<std::map<std::string, Datum>> feeds;
-    const std::vector<std::vector<int64_t>> shapes{{1, 1, 8}, {3, 2, 8}, {7, 1, 8}, {5, 4, 8}, {12, 3, 8}, {2, 6, 8}};
-    for (size_t i = 0; i < shapes.size(); ++i) feeds.push_back(float_feeds(s, {shapes[i]}, static_cast<uint32_t>(i)));
-    stress(s, feeds, kThreads, kRuns, "recurrent model, level " + std::to_string(level));
-  }
+  stress_at_levels(recurrent_model(), {{1, 1, 8}, {3, 2, 8}, {7, 1, 8}, {5, 4, 8}, {12, 3, 8}, {2, 6, 8}},
+                   "recurrent model");
 }
 
 TEST(ThreadsStress, ConvolutionalModelWithMixedBatches) {
-  for (int level : {1, 3}) {
-    SessionOptions o;
-    o.optimization_level = level;
-    Session s = Session::from_bytes(convolutional_model(), o);
-    std::vector<std::map<std::string, Datum>> feeds;
-    for (int64_t n : {1, 2, 3, 1, 4}) feeds.push_back(float_feeds(s, {{n, 8, 20, 20}}, static_cast<uint32_t>(n * 10 + feeds.size())));
-    stress(s, feeds, kThreads, kRuns, "convolutional model, level " + std::to_string(level));
-  }
+  stress_at_levels(convolutional_model(), {{1, 16, 28, 28}, {2, 16, 28, 28}, {3, 16, 28, 28}, {1, 16, 28, 28}},
+                   "convolutional model");
 }
-
 
 // The light models (real CNN architectures), each with four inputs: the small ones (a run under ~5 ms) for the
 // full count of runs, the large ones for a count that keeps the whole test near a minute on two cores.
@@ -179,7 +144,9 @@ TEST(ThreadsStress, LightModels) {
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.path().extension() != ".onnx") continue;
     ++models;
-    Session s = Session::from_file(e.path());
+    SessionOptions o;
+    o.threads = kSessionThreads;
+    Session s = Session::from_file(e.path(), o);
     std::vector<std::map<std::string, Datum>> feeds;
     for (uint32_t seed = 0; seed < 4; ++seed) feeds.push_back(float_feeds(s, declared_dims(s), seed));
     const int runs = small.count(e.path().filename().string()) ? kRuns : std::max(1, kRuns / 50);
