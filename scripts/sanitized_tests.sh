@@ -5,7 +5,7 @@
 # (a fuzz target's replay program, fuzz/replay_main.cpp). The ctest
 # entries sanitized_AREA of the main build run this.
 set -euo pipefail
-dir=$1
+dir=$(realpath -m "$1")  # absolute: the fuzz replays run from a folder of their own
 area=$2
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 need() {
@@ -15,7 +15,7 @@ need() {
   fi
 }
 if [[ "$area" == fuzz_* ]]; then
-  # A fuzz target's committed corpus and MUTATIONS mutants of each input (default 8), run by its replay program
+  # A fuzz target's committed corpus and MUTATIONS mutants of each input (default 32), run by its replay program
   # from an empty folder holding only a made-up external data file, as scripts/fuzz.sh runs the fuzzers.
   target=${area#fuzz_}
   root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +24,7 @@ if [[ "$area" == fuzz_* ]]; then
   trap 'rm -rf "$work"' EXIT
   head -c 4096 /dev/zero | tr '\0' '\101' >"$work/weights.bin"
   cd "$work"
-  "$dir/fuzz_${target}_replay" -mutations="${MUTATIONS:-8}" "$root/fuzz/corpora/$target"
+  "$dir/fuzz_${target}_replay" -mutations="${MUTATIONS:-32}" "$root/fuzz/corpora/$target"
 elif [ "$area" = capi ]; then
   need "$dir/tests/capi/onyx_capi_model"
   need "$dir/tests/capi/onyx_c_api_test"

@@ -134,7 +134,7 @@ class GraphSpec {
     auto& shape = tt.shape.emplace();
     for (int64_t d : dims) {
       if (d >= 0) shape.dim.emplace_back().dim_value = d;
-      else shape.dim.emplace_back().dim_param = d == -1 ? "N" : "N" + std::to_string(-d);
+      else shape.dim.emplace_back().dim_param = s(d == -1 ? std::string("N") : "N" + std::to_string(-d));
     }
     return t;
   }

@@ -31,6 +31,7 @@ Tensor permute4(const Tensor& t, const std::array<int64_t, 4>& perm) {
   Dims od(4);
   for (int i = 0; i < 4; ++i) od[i] = d[perm[i]];
   Tensor out = Tensor::allocate(t.dtype(), od);
+  if (out.element_count() == 0) return out;  // an empty tensor has no buffer to offset
   const size_t es = static_cast<size_t>(dtype_bits(t.dtype()) / 8);
   std::array<int64_t, 4> in_stride{d[1] * d[2] * d[3], d[2] * d[3], d[3], 1}, st{};
   for (int i = 0; i < 4; ++i) st[i] = in_stride[perm[i]];
