@@ -7,8 +7,8 @@
 # stress test's eight threads, each session with one intra-op thread. What it does not see: code built without
 # it, the OpenMP runtime and Debian's oneDNN, so a race inside a oneDNN primitive or between OpenMP worker threads
 # goes unreported; with one intra-op thread per session no OpenMP team starts, which also keeps the runtime's
-# uninstrumented synchronization from showing as false reports. Light models run when ../shared/onnx-tests/light
-# is there.
+# uninstrumented synchronization from showing as false reports; what those libraries call (the allocator, memset)
+# is ignored (scripts/tsan.supp). Light models run when ../shared/onnx-tests/light is there.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs="${1:-100}"
@@ -26,5 +26,5 @@ if [[ -d "$light" ]]; then
 else
   filter=(--gtest_filter=-ThreadsStress.LightModels)
 fi
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ONYX_STRESS_RUNS="$runs" ONYX_STRESS_SESSION_THREADS=1 \
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp" ONYX_STRESS_RUNS="$runs" ONYX_STRESS_SESSION_THREADS=1 \
   "$build/onyx_threads_stress" "${filter[@]}"

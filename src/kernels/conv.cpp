@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "base/error.hpp"
+#include "base/target_clones.hpp"
 
 namespace onyx::kernels {
 
@@ -80,7 +81,7 @@ __attribute__((always_inline)) inline void load16(Floats16& v, const float* p) {
 // Direct convolution. wt: (group, C/group, kh, kw, Mp) and bias (group, Mp) with Mp = M/group rounded up to 16
 // (zeros past M/group), so that the inner loops have fixed trip counts. x and y are NHWC or NCHW; with `sum`, y
 // holds the addend on entry. `offsets` has room for one entry per tap of a group (C/group * kh * kw).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+ONYX_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
 void direct_conv(const ConvShape& s, const float* __restrict wt, const float* __restrict bias, const Epilogue& epilogue,
                  const float* __restrict x, int64_t N, int64_t H, int64_t W, float* __restrict y, bool nhwc,
                  int64_t* __restrict offsets) {

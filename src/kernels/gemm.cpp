@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/target_clones.hpp"
+
 namespace onyx::kernels {
 
 using dnnl::memory;
@@ -65,7 +67,7 @@ typedef float Vec16 __attribute__((vector_size(64)));
   })
 
 // y[n] = dot(b[n, :], x) for n in [n0, n1): rows of B read once, four at a time.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+ONYX_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
 void gemv_rows(const float* x, const float* b, int64_t K, int64_t n0, int64_t n1, float* y) {
   int64_t n = n0;
   for (; n + 4 <= n1; n += 4) {
@@ -100,7 +102,7 @@ void gemv_rows(const float* x, const float* b, int64_t K, int64_t n0, int64_t n1
 }
 
 // y[n0:n1] = sum over k of x[k] * b[k, n0:n1]: each row of B streamed once, the column block kept in y.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+ONYX_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
 void gemv_cols(const float* x, const float* b, int64_t K, int64_t N, int64_t n0, int64_t n1, float* y) {
   for (int64_t n = n0; n < n1; ++n) y[n] = 0;
   for (int64_t k = 0; k < K; ++k) {

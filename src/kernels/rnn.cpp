@@ -1,4 +1,6 @@
 #include "kernels/rnn.hpp"
+
+#include "base/target_clones.hpp"
 #include "kernels/serial.hpp"
 
 #include <algorithm>
@@ -13,7 +15,7 @@ namespace onyx::kernels {
 namespace {
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define ONYX_RNN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define ONYX_RNN_CLONES ONYX_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
 #else
 #define ONYX_RNN_CLONES
 #endif

@@ -2,10 +2,12 @@
 // loader picks when the CPU has it.
 #include "ops/nn/nn_kit.hpp"
 
+#include "base/target_clones.hpp"
+
 namespace onyx::ops::nn {
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
+ONYX_TARGET_CLONES("arch=x86-64-v3", "default")
 #endif
 void gemm_acc_f32(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                   int64_t ldc) {

@@ -224,9 +224,13 @@ inline std::optional<std::vector<int64_t>> static_input_ints(const InferContext&
 // The element type of a tensor input, or Undefined.
 inline DataType elem_of(const InferContext& ctx, size_t i) { return ctx.input_dtype(i); }
 
-// A shape of `rank` unknown dims.
+// A shape of `rank` unknown dims. Ranks come from declared lengths (a shape input of type int64[n]) that a
+// hostile model sets to anything: past kMaxInferredRank the rank stays unknown instead (the run checks the
+// actual shape; found by fuzz_session, a ConstantOfShape of int64[2^40]).
+constexpr size_t kMaxInferredRank = 1024;
 inline Shape unknown_dims(size_t rank) {
   Shape s;
+  if (rank > kMaxInferredRank) return s;
   s.rank_known = true;
   s.dims.resize(rank);
   return s;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/target_clones.hpp"
 #include "ir/tensor_alloc.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/transpose.hpp"
@@ -140,7 +141,7 @@ __attribute__((always_inline)) inline void transpose_rows_of_batch(const uint32_
 
 // R (2, 4, 8 or 16) is an argument rather than a template parameter, since clang cannot clone templates; each
 // clone inlines the four instances of the batch loop's body.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+ONYX_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
 void transpose_few_rows(int R, const uint32_t* x, uint32_t* y, int64_t batches, int64_t C) {
 #pragma omp parallel for schedule(static) if (batches * R * C > (int64_t{1} << 18))
   for (int64_t b = 0; b < batches; ++b) {
