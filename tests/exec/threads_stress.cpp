@@ -5,10 +5,11 @@
 // primitives and scratchpads, and the intra-op thread pool.
 //
 // A program of its own (ctest entry threads_stress), not part of onyx_tests: it runs for about a minute. It runs a
-// convolutional network and a recurrent one (LSTM then GRU, sequence length and batch free) built here, and the
-// light models of the folder ONYX_LIGHT_MODELS names (ctest sets it to ../shared/onnx-tests/light when that is
-// there, and leaves ThreadsStress.LightModels out otherwise). Environment: ONYX_STRESS_THREADS (8), ONYX_STRESS_RUNS (runs per
-// thread for the small models, 500).
+// convolutional network and a recurrent one (LSTM then GRU, sequence length and batch free; concurrency_models.hpp),
+// and the light models of the folder ONYX_LIGHT_MODELS names (ctest sets it to ../shared/onnx-tests/light when that
+// is there, and leaves ThreadsStress.LightModels out otherwise). Environment: ONYX_STRESS_THREADS (8),
+// ONYX_STRESS_RUNS (runs per thread for the small models, 500), ONYX_STRESS_SESSION_THREADS (each session's
+// intra-op threads; 0, all cores, by default; scripts/tsan_stress.sh sets 1).
 #include <gtest/gtest.h>
 
 #include <atomic>
