@@ -195,6 +195,8 @@ void infer_grid_sample(InferContext& ctx, int version) {
     const Type& gt = ctx.input_type(1);
     if (gt.shape.rank_known && xt.shape.rank_known) {
       if (gt.shape.dims.size() != xt.shape.dims.size()) ctx.error("grid and X must have the same rank");
+      // N, C and at least one spatial dim (a rank below 3 read past the dims; found by fuzz_run).
+      if (xt.shape.dims.size() < 3) ctx.error(cat("X has rank ", xt.shape.dims.size(), ", expected 3 or more"));
       if (version < 20 && xt.shape.dims.size() != 4) ctx.error(cat("GridSample-", version, " supports 4-D input only"));
       out.shape.rank_known = true;
       out.shape.dims.push_back(xt.shape.dims[0].value ? xt.shape.dims[0] : gt.shape.dims[0]);
