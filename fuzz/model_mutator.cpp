@@ -3,7 +3,6 @@
 #include "model_mutator.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -73,6 +72,17 @@ class Edits {
     return v[below(v.size())];
   }
   Str save(std::string s) { return strings_.emplace_back(std::move(s)); }
+  // Grows a list by one value made by `make`, shrinks it by one, or replaces one of its values.
+  template <class T, class Make>
+  void edit_list(std::vector<T>& list, Make make) {
+    if (list.empty() || chance(20)) {
+      list.push_back(make());
+    } else if (chance(20)) {
+      list.pop_back();
+    } else {
+      pick(list) = make();
+    }
+  }
 
   int64_t interesting_int() {
     static constexpr int64_t values[] = {0,
@@ -286,13 +296,7 @@ class Edits {
         t.data_type = interesting_dtype();
         break;
       case 1:
-        if (t.dims.empty() || chance(20)) {
-          t.dims.push_back(chance(50) ? interesting_int() : static_cast<int64_t>(below(5)));
-        } else if (chance(20)) {
-          t.dims.pop_back();
-        } else {
-          pick(t.dims) = chance(50) ? interesting_int() : static_cast<int64_t>(below(5));
-        }
+        edit_list(t.dims, [&] { return chance(50) ? interesting_int() : static_cast<int64_t>(below(5)); });
         break;
       case 2:
         if (t.raw_data && !t.raw_data->empty()) {
@@ -362,29 +366,13 @@ class Edits {
         a.s = save(kStrings[below(std::size(kStrings))]);
         return true;
       case 6:
-        if (a.floats.empty() || chance(20)) {
-          a.floats.push_back(interesting_float());
-        } else if (chance(20)) {
-          a.floats.pop_back();
-        } else {
-          pick(a.floats) = interesting_float();
-        }
+        edit_list(a.floats, [&] { return interesting_float(); });
         return true;
       case 7:
-        if (a.ints.empty() || chance(20)) {
-          a.ints.push_back(interesting_int());
-        } else if (chance(20)) {
-          a.ints.pop_back();
-        } else {
-          pick(a.ints) = interesting_int();
-        }
+        edit_list(a.ints, [&] { return interesting_int(); });
         return true;
       case 8:
-        if (a.strings.empty() || chance(30)) {
-          a.strings.push_back(save(kStrings[below(std::size(kStrings))]));
-        } else {
-          a.strings.pop_back();
-        }
+        edit_list(a.strings, [&] { return save(kStrings[below(std::size(kStrings))]); });
         return true;
       default:
         return add_attribute();

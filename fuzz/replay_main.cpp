@@ -1,12 +1,14 @@
 // A driver for the fuzz targets without libFuzzer, for compilers that lack it (the sanitized gcc build that CI
 // runs): it passes every file of the given folders (or the given files) to LLVMFuzzerTestOneInput, and with
 // -mutations=N also N mutants of each, made the way the libFuzzer build makes them (the target's custom mutator
-// where it has one, a plain byte mutator otherwise) from the seeds 1..N, so the same run is the same everywhere.
+// where it has one, a plain byte mutator otherwise) from the seeds 1..N (mutant 0 is the file itself), so the same run is the same everywhere.
 //
 //   fuzz_X_replay [-mutations=N] DIR_OR_FILE...
 //
-// Exits 0 when every input ran; a finding shows as a sanitizer report or a trap, as under libFuzzer.
+// Exits 0 when every input ran; a finding shows as a sanitizer report or a trap, as under libFuzzer. Inputs that take
+// over a second are named on stderr, so that a corpus that grows slow in CI shows why.
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -67,10 +69,13 @@ std::string read_file(const std::filesystem::path& p) {
   return s.str();
 }
 
-void run(const std::string& bytes) {
+void run(const std::string& bytes, const std::filesystem::path& file, long seed) {
   // A buffer of exactly the input's size, as libFuzzer passes it, so that ASan sees reads past its end.
   std::vector<uint8_t> copy(bytes.begin(), bytes.end());
+  const auto start = std::chrono::steady_clock::now();
   LLVMFuzzerTestOneInput(copy.data(), copy.size());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (seconds > 1.0) std::fprintf(stderr, "slow input: %s, mutant %ld: %.1f s\n", file.c_str(), seed, seconds);
 }
 
 }  // namespace
@@ -105,7 +110,7 @@ int main(int argc, char** argv) {
   size_t runs = 0;
   for (const auto& f : files) {
     std::string bytes = read_file(f);
-    run(bytes);
+    run(bytes, f, 0);
     ++runs;
     for (long seed = 1; seed <= mutations; ++seed) {
       byte_rng.seed(static_cast<unsigned>(seed));
@@ -116,7 +121,7 @@ int main(int argc, char** argv) {
                                                static_cast<unsigned>(seed))
                      : mutate_bytes(reinterpret_cast<uint8_t*>(buf.data()), bytes.size(), buf.size());
       buf.resize(n);
-      run(buf);
+      run(buf, f, seed);
       ++runs;
     }
   }

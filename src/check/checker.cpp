@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/element_count.hpp"
 #include "base/error.hpp"
 #include "check/function_calls.hpp"
 #include "format/external_data.hpp"
@@ -492,14 +493,18 @@ void Checker::check_graph(const pb::Graph& g, Scope* parent, std::string path, c
   }
   check_nodes(scope, ctx);
 
-  // A tensor type the main graph declares for an input names its element type (onnx.proto: elem_type must be
-  // present and not UNDEFINED), as ONNX Runtime requires. (IR.md also requires the inputs' types; onyx still
-  // accepts an untyped input: see tests/hostile/expected_failures.txt.) Outputs, and subgraphs, may leave their
-  // types to inference (tools write an output's element type as 0 for that).
+  // The main graph's inputs have types (IR.md: a graph input MUST have a type), and a tensor type names its element
+  // type (onnx.proto: elem_type must be present and not UNDEFINED), as ONNX Runtime requires; an input that names
+  // an initializer takes its type from it. Outputs, and subgraphs, may leave their types to inference (tools write
+  // an output's element type as 0 for that).
   if (!parent) {
     auto check_declared = [&](const pb::ValueInfo& vi, const char* kind, size_t k) {
       const std::string what = vi.name && !vi.name->empty() ? cat(kind, " ", quote(*vi.name)) : cat(kind, " #", k);
-      if (!vi.type) return;
+      if (!vi.type) {
+        if (!initializers.count(vi.name.value_or("")))
+          problem(where, ": ", what, " has no type (a graph input must declare its type)");
+        return;
+      }
       for (const auto* tt : {vi.type->tensor_type ? &*vi.type->tensor_type : nullptr,
                              vi.type->sparse_tensor_type ? &*vi.type->sparse_tensor_type : nullptr})
         if (tt && tt->elem_type.value_or(0) == 0)
@@ -874,28 +879,19 @@ void Checker::check_tensor(const pb::Tensor& t, const Where& where) {
   const auto dtype = static_cast<DataType>(type_value);
 
   bool dims_ok = true;
-  bool has_zero = false;
   for (size_t k = 0; k < t.dims.size(); ++k) {
     if (t.dims[k] < 0) {
       problem(where, " has negative dimension ", t.dims[k], " at axis ", k, " (dims ", dims_text(t.dims), ")");
       dims_ok = false;
-    } else if (t.dims[k] == 0) {
-      has_zero = true;
     }
   }
   if (!dims_ok) return;
-  int64_t count = 1;
-  if (has_zero) {
-    count = 0;
-  } else {
-    for (const int64_t d : t.dims) {
-      if (__builtin_mul_overflow(count, d, &count)) {
-        problem(where, " has dims ", dims_text(t.dims), " whose element count overflows 64 bits");
-        return;
-      }
-    }
+  const auto count = checked_element_count(t.dims);
+  if (!count) {
+    problem(where, " has dims ", dims_text(t.dims), " whose element count overflows 64 bits");
+    return;
   }
-  const auto n = static_cast<uint64_t>(count);
+  const uint64_t n = *count;
   const auto shape = [&] {
     return cat(n, " element", n == 1 ? "" : "s", " of ", dtype, " (dims ", dims_text(t.dims), ")");
   };

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "base/element_count.hpp"
 #include "base/error.hpp"
 #include "format/mapped_file.hpp"
 #include "format/tensor_data.hpp"
@@ -125,15 +126,9 @@ Datum read_npy(const std::filesystem::path& path) {
     if (descr == name) dt = t;
   if (dt == DataType::Undefined) bad("element type '" + descr + "' is not supported");
   // The file must hold the data its header declares before anything is allocated for it.
-  uint64_t count = 1;
-  bool empty = false;
-  for (int64_t d : dims) empty = empty || d == 0;
-  for (int64_t d : dims)
-    if (!empty) {
-      if (count > UINT64_MAX / static_cast<uint64_t>(d)) bad("the shape's element count overflows");
-      count *= static_cast<uint64_t>(d);
-    }
-  if (empty) count = 0;
+  const auto checked_count = checked_element_count(dims);
+  if (!checked_count) bad("the shape's element count overflows int64");
+  const uint64_t count = *checked_count;
   const size_t data_start = start + header_len;
   const auto need = raw_byte_size(dt, count);
   if (!need || *need > b.size() - data_start)

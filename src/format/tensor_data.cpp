@@ -1,19 +1,18 @@
 #include "format/tensor_data.hpp"
 
+#include "base/element_count.hpp"
+
 #include <cstring>
 #include <string>
 
 namespace onyx {
 
 uint64_t tensor_element_count(const pb::Tensor& t, std::string_view what) {
-  uint64_t n = 1;
-  for (int64_t d : t.dims) {
+  for (int64_t d : t.dims)
     if (d < 0) fail(what, ": negative dimension ", d);
-    if (d != 0 && n > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(d))
-      fail(what, ": element count overflows int64");
-    n *= static_cast<uint64_t>(d);
-  }
-  return n;
+  const auto n = checked_element_count(t.dims);
+  if (!n) fail(what, ": element count overflows int64");
+  return *n;
 }
 
 bool is_external(const pb::Tensor& t) { return t.data_location.value_or(0) == 1; }

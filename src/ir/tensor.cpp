@@ -11,6 +11,7 @@
 
 #include <sys/mman.h>
 
+#include "base/element_count.hpp"
 #include "base/error.hpp"
 #include "base/pages.hpp"
 #include "format/onnx_proto.hpp"
@@ -295,12 +296,11 @@ Tensor Tensor::strings(std::string name, std::vector<int64_t> dims, std::vector<
 }
 
 Tensor Tensor::allocate(DataType dtype, std::vector<int64_t> dims) {
-  uint64_t n = 1;
-  for (int64_t d : dims) {
+  for (int64_t d : dims)
     if (d < 0) fail("cannot allocate a tensor with negative dimension ", d);
-    if (d && n > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(d)) fail("tensor element count overflows");
-    n *= static_cast<uint64_t>(d);
-  }
+  const auto count = checked_element_count(dims);
+  if (!count) fail("cannot allocate a ", describe(dtype, dims), " tensor: its element count overflows int64");
+  const uint64_t n = *count;
   if (dtype == DataType::String) {
     // The strings' own characters are not counted: they start empty.
     if (n > (UINT64_MAX - kBookkeepingBytes) / sizeof(std::string)) fail("a tensor of ", n, " strings is too large");
@@ -405,12 +405,11 @@ Tensor densify(const SparseTensor& s, const std::string& what) {
   if (values.dims().size() != 1) fail(what, ": values must have rank 1 ([NNZ]), not ", values.dims().size());
   if (dt != DataType::String && dtype_bits(dt) % 8 != 0) fail(what, ": sparse ", dt, " tensors are not supported");
   const int64_t nnz = values.dims()[0];
-  uint64_t total = 1;
-  for (int64_t d : dims) {
+  for (int64_t d : dims)
     if (d < 0) fail(what, ": dims have the negative size ", d);
-    if (d && total > UINT64_MAX / static_cast<uint64_t>(d)) fail(what, ": its dense element count overflows");
-    total *= static_cast<uint64_t>(d);
-  }
+  const auto dense_count = checked_element_count(dims);
+  if (!dense_count) fail(what, ": its dense element count overflows int64");
+  const uint64_t total = *dense_count;
   const uint64_t element_bytes = dt == DataType::String ? sizeof(std::string) : static_cast<uint64_t>(dtype_bits(dt)) / 8;
   if (total > kMaxDenseBytes / std::max<uint64_t>(element_bytes, 1))
     fail(what, ": its dense form (", total, " elements) would exceed ", kMaxDenseBytes >> 30, " GiB");

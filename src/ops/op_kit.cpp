@@ -1,14 +1,18 @@
 #include "ops/op_kit.hpp"
 
 #include <algorithm>
+#include <span>
+
+#include "base/element_count.hpp"
 
 namespace onyx::ops {
 
 int64_t product(const Dims& d, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < d.size() && i < to; ++i)
-    if (__builtin_mul_overflow(p, d[i], &p)) fail("the element count of shape ", shape_of(d).to_string(), " overflows int64");
-  return p;
+  to = std::min(to, d.size());
+  from = std::min(from, to);
+  const auto n = checked_element_count(std::span<const int64_t>(d).subspan(from, to - from));
+  if (!n) fail("the element count of shape ", shape_of(d).to_string(), " overflows int64");
+  return static_cast<int64_t>(*n);
 }
 
 Dims broadcast_dims(const Dims& a, const Dims& b) {

@@ -43,9 +43,11 @@ pb::OperatorSetId opset(Str domain, int64_t version) {
   return o;
 }
 
+// A value of type float tensor, of any shape (the main graph's inputs must declare a type).
 pb::ValueInfo vi(Str name) {
   pb::ValueInfo v;
   v.name = name;
+  v.type.emplace().tensor_type.emplace().elem_type = 1;
   return v;
 }
 
@@ -400,6 +402,17 @@ TEST(Checker, InitializerMustBeAGraphInputBeforeIr4) {
   EXPECT_TRUE(one_problem(check(m), {"graph 'main'", "initializer 'w'", "not a graph input"}));
   m.graph->input.push_back(vi("w"));
   EXPECT_TRUE(check(m).empty());
+}
+
+// IR.md: a graph input must have a type; one that names an initializer takes the initializer's.
+TEST(Checker, MainGraphInputNeedsAType) {
+  pb::Model m = valid_model();
+  m.graph->input[0].type.reset();
+  EXPECT_TRUE(one_problem(check(m), {"graph 'main'", "graph input 'x' has no type"}));
+  pb::Model with_initializer = valid_model();
+  with_initializer.graph->input.push_back(vi("w"));
+  with_initializer.graph->input.back().type.reset();
+  EXPECT_TRUE(check(with_initializer).empty());
 }
 
 TEST(Checker, GraphInputListedTwice) {

@@ -137,6 +137,8 @@ TEST(RunLimits, DeadlineStopsLongKernelsInsideANode) {
                      false,
                      "in NonMaxSuppression"});
   }
+  // A Hann window of 2^25 elements: a cosine each, written straight into its 128 MiB output.
+  cases.push_back({"HannWindow", {{"size", i64({}, {int64_t{1} << 25})}}, false, "in a window or filter bank"});
   for (auto& c : cases) {
     ModelBuilder mb;
     pb::Graph g;

@@ -73,14 +73,7 @@ void expect_wrapping_arithmetic(DataType dt) {
 }
 
 TEST(Mul, IntegerOverflowWrapsInEveryIntegerType_Opset14) {
-  expect_wrapping_arithmetic<int8_t>(DataType::Int8);
-  expect_wrapping_arithmetic<int16_t>(DataType::Int16);
-  expect_wrapping_arithmetic<int32_t>(DataType::Int32);
-  expect_wrapping_arithmetic<int64_t>(DataType::Int64);
-  expect_wrapping_arithmetic<uint8_t>(DataType::UInt8);
-  expect_wrapping_arithmetic<uint16_t>(DataType::UInt16);
-  expect_wrapping_arithmetic<uint32_t>(DataType::UInt32);
-  expect_wrapping_arithmetic<uint64_t>(DataType::UInt64);
+  testing::for_each_integer_type([]<class T>() { expect_wrapping_arithmetic<T>(dtype_of<T>()); });
 }
 
 TEST(Add, MismatchedShapesAreAClearError_Opset14) {

@@ -54,14 +54,7 @@ void expect_defined_float_to_int(DataType dt) {
 }
 
 TEST(Cast, FloatToIntegerIsDefinedForNaNInfinityAndOutOfRange_Opset13) {
-  expect_defined_float_to_int<int8_t>(DataType::Int8);
-  expect_defined_float_to_int<int16_t>(DataType::Int16);
-  expect_defined_float_to_int<int32_t>(DataType::Int32);
-  expect_defined_float_to_int<int64_t>(DataType::Int64);
-  expect_defined_float_to_int<uint8_t>(DataType::UInt8);
-  expect_defined_float_to_int<uint16_t>(DataType::UInt16);
-  expect_defined_float_to_int<uint32_t>(DataType::UInt32);
-  expect_defined_float_to_int<uint64_t>(DataType::UInt64);
+  testing::for_each_integer_type([]<class T>() { expect_defined_float_to_int<T>(dtype_of<T>()); });
 }
 
 TEST(Cast, V1TakesTheTypeByName_Opset1) {

@@ -36,6 +36,13 @@ inline std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// Calls f.template operator()<T>() for each of ONNX's integer element types, int8 to uint64.
+template <class F>
+void for_each_integer_type(F&& f) {
+  [&]<class... T>() { (f.template operator()<T>(), ...); }.template operator()<int8_t, int16_t, int32_t, int64_t, uint8_t,
+                                                                               uint16_t, uint32_t, uint64_t>();
+}
+
 inline Tensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make_tensor<float>(DataType::Float, std::move(dims), v); }
 inline Tensor i64(std::vector<int64_t> dims, const std::vector<int64_t>& v) { return make_tensor<int64_t>(DataType::Int64, std::move(dims), v); }
 

@@ -11,6 +11,7 @@
 // Computed in double and converted once; integer output types truncate toward zero.
 #include <cmath>
 
+#include "base/run_limits.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -39,25 +40,31 @@ double scalar_double(const Tensor& t, const char* what) {
   return read_doubles(t)[0];
 }
 
-void write_values(Tensor& y, const std::vector<double>& v) {
+// Writes value(i) for i in [0, y's element count) into y in its element type, checking the run's limits between
+// blocks: the outputs can have 2^31 elements, and nothing else is allocated for them (scratch would escape the
+// session's memory limit).
+template <class Value>
+void write_values(Tensor& y, Value value) {
+  const int64_t count = static_cast<int64_t>(y.element_count());
   visit_dtype(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr ((std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) || is_small_float_v<T>) {
       T* p = y.mutable_data<T>();
-      for (size_t i = 0; i < v.size(); ++i) {
+      for (int64_t i = 0; i < count; ++i) {
+        if (i % (int64_t{1} << 16) == 0 && i) check_run_limits("in a window or filter bank");
+        const double v = value(i);
         if constexpr (std::is_integral_v<T>) {
-          double t = std::trunc(v[i]);
+          double t = std::trunc(v);
           // Saturate: window and filter values lie in [0, 1], but stay defined whatever happens.
           if (!(t > static_cast<double>(std::numeric_limits<T>::min()))) p[i] = std::numeric_limits<T>::min();
           else if (t >= static_cast<double>(std::numeric_limits<T>::max())) p[i] = std::numeric_limits<T>::max();
           else p[i] = static_cast<T>(t);
+        } else if constexpr (is_small_float_v<T>) {
+          p[i] = T(static_cast<float>(v));
         } else {
-          p[i] = static_cast<T>(v[i]);
+          p[i] = static_cast<T>(v);
         }
       }
-    } else if constexpr (is_small_float_v<T>) {
-      T* p = y.mutable_data<T>();
-      for (size_t i = 0; i < v.size(); ++i) p[i] = T(static_cast<float>(v[i]));
     } else {
       fail("element type ", y.dtype(), " is not supported");
     }
@@ -66,22 +73,15 @@ void write_values(Tensor& y, const std::vector<double>& v) {
 
 enum class Window { Hann, Hamming, Blackman };
 
-std::vector<double> window_values(Window w, int64_t size, bool periodic) {
-  std::vector<double> v(static_cast<size_t>(size));
-  const int64_t n_den = periodic ? size : size - 1;
-  for (int64_t n = 0; n < size; ++n) {
-    if (n_den == 0) {
-      v[n] = 1.0;
-      continue;
-    }
-    const double x = 2.0 * M_PI * static_cast<double>(n) / static_cast<double>(n_den);
-    switch (w) {
-      case Window::Hann: v[n] = 0.5 - 0.5 * std::cos(x); break;
-      case Window::Hamming: v[n] = 25.0 / 46.0 - (1.0 - 25.0 / 46.0) * std::cos(x); break;
-      case Window::Blackman: v[n] = 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2.0 * x); break;
-    }
+double window_value(Window w, int64_t n, int64_t n_den) {
+  if (n_den == 0) return 1.0;
+  const double x = 2.0 * M_PI * static_cast<double>(n) / static_cast<double>(n_den);
+  switch (w) {
+    case Window::Hann: return 0.5 - 0.5 * std::cos(x);
+    case Window::Hamming: return 25.0 / 46.0 - (1.0 - 25.0 / 46.0) * std::cos(x);
+    case Window::Blackman: break;
   }
-  return v;
+  return 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2.0 * x);
 }
 
 void add_window(Registry& r, const char* name, Window w) {
@@ -106,15 +106,18 @@ void add_window(Registry& r, const char* name, Window w) {
           if (size < 0) ctx.error(cat("size must be non-negative, got ", size));
           if (size > kMaxElements) ctx.error(cat("size ", size, " is too large"));
           Tensor& y = ctx.allocate_output(0, dt, {size});
-          write_values(y, window_values(w, size, periodic));
+          const int64_t n_den = periodic ? size : size - 1;
+          write_values(y, [&](int64_t n) { return window_value(w, n, n_den); });
         });
       });
 }
 
 // ---- MelWeightMatrix ----
 
-std::vector<double> mel_matrix(int64_t num_mel_bins, int64_t dft_length, int64_t sample_rate, double lower, double upper,
-                               int64_t& rows) {
+// The filter bank's spectrogram bins, one per point: held in a tensor, so that the session's memory limit counts
+// them (num_mel_bins can be 2^31).
+Tensor mel_bins(int64_t num_mel_bins, int64_t dft_length, int64_t sample_rate, double lower, double upper,
+                int64_t& rows) {
   if (num_mel_bins < 1) fail("num_mel_bins must be positive, got ", num_mel_bins);
   if (dft_length < 1) fail("dft_length must be positive, got ", dft_length);
   if (sample_rate < 1) fail("sample_rate must be positive, got ", sample_rate);
@@ -125,28 +128,26 @@ std::vector<double> mel_matrix(int64_t num_mel_bins, int64_t dft_length, int64_t
   const double low_mel = 2595.0 * std::log10(1.0 + lower / 700.0);
   const double high_mel = 2595.0 * std::log10(1.0 + upper / 700.0);
   const double step = (high_mel - low_mel) / static_cast<double>(points);
-  std::vector<int64_t> bin(static_cast<size_t>(points));
+  Tensor bins = Tensor::allocate(DataType::Int64, {points});
+  int64_t* bin = bins.mutable_data<int64_t>();
   for (int64_t i = 0; i < points; ++i) {
+    if (i % (int64_t{1} << 16) == 0 && i) check_run_limits("in MelWeightMatrix");
     double mel = static_cast<double>(i) * step + low_mel;
     double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
     bin[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
   }
-  std::vector<double> out(static_cast<size_t>(rows * num_mel_bins), 0.0);
-  auto set = [&](int64_t row, int64_t col, double v) {
-    if (row >= 0 && row < rows) out[static_cast<size_t>(row * num_mel_bins + col)] = v;
-  };
-  for (int64_t i = 0; i < num_mel_bins; ++i) {
-    const int64_t left = bin[i], center = bin[i + 1], right = bin[i + 2];
-    const int64_t rise = center - left, fall = right - center;
-    if (rise == 0) set(center, i, 1.0);
-    else
-      for (int64_t j = std::max<int64_t>(left, 0); j <= std::min(center, rows - 1); ++j)
-        set(j, i, static_cast<double>(j - left) / static_cast<double>(rise));
-    if (fall > 0)
-      for (int64_t j = std::max<int64_t>(center, 0); j < std::min(right, rows); ++j)
-        set(j, i, static_cast<double>(right - j) / static_cast<double>(fall));
-  }
-  return out;
+  return bins;
+}
+
+// Filter `i`'s weight at spectrogram row `j`: rising from bin[i] to 1 at bin[i + 1], falling to 0 at bin[i + 2] (the
+// points are in increasing order, so both slopes are >= 0 bins long; a zero-length rise is 1 at its center).
+double mel_weight(const int64_t* bin, int64_t j, int64_t i) {
+  const int64_t left = bin[i], center = bin[i + 1], right = bin[i + 2];
+  const int64_t rise = center - left, fall = right - center;
+  if (fall > 0 && center <= j && j < right) return static_cast<double>(right - j) / static_cast<double>(fall);
+  if (rise == 0) return j == center ? 1.0 : 0.0;
+  if (left <= j && j <= center) return static_cast<double>(j - left) / static_cast<double>(rise);
+  return 0.0;
 }
 
 }  // namespace
@@ -178,12 +179,13 @@ void register_windows(Registry& r) {
         return make_kernel([dt](KernelContext& ctx) {
           const int64_t bins = scalar_int(ctx.input(0), "num_mel_bins");
           int64_t rows = 0;
-          std::vector<double> m =
-              mel_matrix(bins, scalar_int(ctx.input(1), "dft_length"), scalar_int(ctx.input(2), "sample_rate"),
-                         scalar_double(ctx.input(3), "lower_edge_hertz"), scalar_double(ctx.input(4), "upper_edge_hertz"),
-                         rows);
+          const Tensor points =
+              mel_bins(bins, scalar_int(ctx.input(1), "dft_length"), scalar_int(ctx.input(2), "sample_rate"),
+                       scalar_double(ctx.input(3), "lower_edge_hertz"), scalar_double(ctx.input(4), "upper_edge_hertz"),
+                       rows);
           Tensor& y = ctx.allocate_output(0, dt, {rows, bins});
-          write_values(y, m);
+          const int64_t* bin = points.data<int64_t>();
+          write_values(y, [&](int64_t k) { return mel_weight(bin, k / bins, k % bins); });
         });
       });
 }
