@@ -5,8 +5,10 @@
 
 Columns after domain, op_type and since_version: min_inputs, max_inputs, min_outputs, max_outputs ('*' for
 variadic: no maximum) and attributes (comma-separated names, '-' for none). A version the installed onnx does not
-know (newer than its newest opset) keeps '?' in those columns: the checker then checks nothing of it. Rewrites the
-file in place; rows and their order stay as they are.
+know (newer than its newest opset, or deprecated) keeps what the file has, '?' in those columns if nothing: the
+checker then checks nothing of it. So runs with newer onnx releases add to the table (Debian bookworm's onnx knows
+opset 17; a sid chroot's onnx 1.20 filled opsets 18 to 25). Rewrites the file in place; rows and their order stay
+as they are.
 """
 import sys
 
@@ -37,8 +39,11 @@ def main():
     for line in lines[1:]:
         if not line.strip():
             continue
-        domain, op, since = line.split("\t")[:3]
+        fields = line.split("\t")
+        domain, op, since = fields[:3]
         sig = signature(domain, op, int(since))
+        if sig is None and len(fields) == 8 and fields[3] != "?":
+            sig = fields[3:]  # from an earlier run with another onnx release
         known += sig is not None
         out.append("\t".join([domain, op, since] + (sig or ["?"] * 5)))
     with open(path, "w") as f:

@@ -702,6 +702,23 @@ TEST(Checker, AttributesAndCountsFollowTheSchema) {
   EXPECT_FALSE(check(m).empty());  // a node has at least one output
 }
 
+// The schemas of opsets 18 to 25 are checked too (spec/op_versions.tsv has them from onnx 1.20).
+TEST(Checker, NewerOpsetsFollowTheirSchemas) {
+  pb::Model m = valid_model();
+  m.opset_import[0].version = 25;
+  m.ir_version = 11;
+  m.graph->node[1].attribute.push_back(attr_int("saturate", 1));
+  EXPECT_TRUE(one_problem(check(m), {"node 'relu1' (Relu)", "attribute 'saturate' is not one of Relu-14's"}));
+  m.graph->node[1] = node("Cast", {"s"}, {"y"}, "cast1");
+  m.graph->node[1].attribute.push_back(attr_int("to", 1));
+  m.graph->node[1].attribute.push_back(attr_int("saturate", 0));  // Cast-19 added it
+  EXPECT_TRUE(check(m).empty()) << joined(check(m));
+  m.graph->node[1].attribute.push_back(attr_int("axis", 0));
+  EXPECT_TRUE(one_problem(check(m), {"node 'cast1' (Cast)", "attribute 'axis' is not one of Cast-25's"}));
+  m.graph->node[1] = node("Attention", {"s", "s"}, {"y"}, "attention1");
+  EXPECT_TRUE(one_problem(check(m), {"node 'attention1' (Attention)", "2 inputs, but Attention-24 takes 3 to 7"}));
+}
+
 TEST(Checker, AttributeReferenceOnlyInFunctions) {
   pb::Model m = custom_op_model();
   pb::Attribute a;
