@@ -157,7 +157,6 @@ struct ControlBlocks {
 // Set while allocate_for_overwrite runs Tensor::allocate on this thread.
 thread_local bool skip_zero_fill = false;
 thread_local AllocationHook* allocation_hook = nullptr;
-thread_local MemoryBudget* memory_budget = nullptr;
 constexpr uint64_t kBookkeepingBytes = 256;
 
 // Wraps a charged buffer: its release refunds the budget, then releases the buffer as it would have been.
@@ -199,45 +198,6 @@ std::shared_ptr<void> pooled_buffer(size_t& bytes) {
 AllocationHook* set_allocation_hook(AllocationHook* hook) {
   AllocationHook* was = allocation_hook;
   allocation_hook = hook;
-  return was;
-}
-
-bool MemoryBudget::try_charge(uint64_t bytes) {
-  const uint64_t was = used_.fetch_add(bytes, std::memory_order_relaxed);
-  if (was + bytes > limit_ || was + bytes < was) {
-    used_.fetch_sub(bytes, std::memory_order_relaxed);
-    return false;
-  }
-  uint64_t peak = peak_.load(std::memory_order_relaxed);
-  while (was + bytes > peak && !peak_.compare_exchange_weak(peak, was + bytes, std::memory_order_relaxed)) {
-  }
-  return true;
-}
-
-void MemoryBudget::charge(uint64_t bytes, const std::string& what) {
-  if (!try_charge(bytes))
-    throw Error(cat("memory limit of ", limit_ >> 20, " MiB exceeded: a tensor of ", what, " takes ", bytes,
-                    " bytes, with ", in_use(), " bytes of this session's tensors in use"),
-                ErrorKind::MemoryLimit);
-}
-
-MemoryBudget* current_memory_budget() { return memory_budget; }
-
-MemoryCharge::MemoryCharge() : budget_(memory_budget ? memory_budget->shared_from_this() : nullptr) {}
-MemoryCharge::~MemoryCharge() {
-  if (budget_) budget_->refund(bytes_);
-}
-bool MemoryCharge::try_add(uint64_t bytes) {
-  if (!budget_) return true;
-  if (!budget_->try_charge(bytes)) return false;
-  bytes_ += bytes;
-  return true;
-}
-uint64_t MemoryCharge::limit_bytes() const { return budget_ ? budget_->limit_bytes() : 0; }
-
-MemoryBudget* set_memory_budget(MemoryBudget* budget) {
-  MemoryBudget* was = memory_budget;
-  memory_budget = budget;
   return was;
 }
 
@@ -296,6 +256,7 @@ Tensor Tensor::strings(std::string name, std::vector<int64_t> dims, std::vector<
 }
 
 Tensor Tensor::allocate(DataType dtype, std::vector<int64_t> dims) {
+  MemoryBudget* const memory_budget = current_memory_budget();
   for (int64_t d : dims)
     if (d < 0) fail("cannot allocate a tensor with negative dimension ", d);
   const auto count = checked_element_count(dims);

@@ -319,7 +319,9 @@ void PackedConv::run(const float* x, int64_t N, int64_t H, int64_t W, float* y, 
   auto& st = thread_stream();
   memory xe(p.src[layout], eng, const_cast<float*>(x)), ye(p.dst[layout], eng, y);
   const bool convert_src = p.src[layout] != p.src_conv, convert_dst = p.dst[layout] != p.dst_conv;
-  memory xc = convert_src ? thread_memory(0, p.src_conv) : xe, yc = convert_dst ? thread_memory(1, p.dst_conv) : ye;
+  MemoryCharge scratch;
+  memory xc = convert_src ? thread_memory(0, p.src_conv, scratch) : xe;
+  memory yc = convert_dst ? thread_memory(1, p.dst_conv, scratch) : ye;
   if (convert_src) p.src_in[layout](xe, xc);
   if (convert_dst && epilogue_.sum) p.dst_in[layout](ye, yc);
   execute(p, xc, yc);

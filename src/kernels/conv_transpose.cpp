@@ -97,16 +97,17 @@ void PackedConvTranspose::run_nchw(const ConvTransposeSizes& sz, const float* x,
   auto& st = thread_stream();
   memory xs(p->src_plain, eng, const_cast<float*>(x)), yd(p->dst_plain, eng, y);
   memory src = xs, dst = yd, weights = p->packed;
+  MemoryCharge scratch;
   if (p->to_src) {
-    src = thread_memory(0, p->src);
+    src = thread_memory(0, p->src, scratch);
     p->to_src(xs, src);
   }
-  if (p->from_dst) dst = thread_memory(1, p->dst);
+  if (p->from_dst) dst = thread_memory(1, p->dst, scratch);
   if (!packs_) {
     memory wp(plain_weights_, eng, const_cast<float*>(w));
     weights = wp;
     if (p->pack_weights) {
-      weights = thread_memory(2, p->weights);
+      weights = thread_memory(2, p->weights, scratch);
       p->pack_weights(wp, weights);
     }
   }

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "base/error.hpp"
+#include "base/memory_budget.hpp"
 #include "base/pages.hpp"
 #include "kernels/library_errors.hpp"
 
@@ -58,9 +59,10 @@ ThreadBuffers& thread_buffers() {
   return buffers;
 }
 
-void add_scratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& d) {
+void add_scratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& d, MemoryCharge& charge) {
   const size_t bytes = d.get_size();
   if (bytes == 0) return;
+  charge.add(bytes, "oneDNN's scratchpad for this node");
   args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(d, cpu_engine(), thread_buffers().get(ThreadBuffers::kScratchpad, bytes)));
 }
 
@@ -75,10 +77,11 @@ dnnl::primitive_attr Epilogue::attr() const {
   return a;
 }
 
-dnnl::memory thread_memory(int slot, const dnnl::memory::desc& desc) {
+dnnl::memory thread_memory(int slot, const dnnl::memory::desc& desc, MemoryCharge& charge) {
   constexpr size_t kKeepBytes = size_t{64} << 20;
   if (slot < 0 || slot >= ThreadBuffers::kPublicSlots) fail("thread_memory: no slot ", slot);
   const size_t bytes = desc.get_size();
+  charge.add(bytes, "a copy of a tensor in the layout oneDNN wants");
   if (bytes > kKeepBytes) return dnnl::memory(desc, cpu_engine());
   return dnnl::memory(desc, cpu_engine(), thread_buffers().get(slot, bytes));
 }
@@ -90,7 +93,8 @@ dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr) {
 
 void run_primitive(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
                    std::unordered_map<int, dnnl::memory> args) {
-  add_scratchpad(args, scratchpad);
+  MemoryCharge charge;  // while the primitive runs (on the CPU, execute returns when it has run)
+  add_scratchpad(args, scratchpad, charge);
   p.execute(thread_stream(), args);
 }
 

@@ -10,6 +10,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "base/memory_budget.hpp"
 #include "kernels/serial.hpp"
 
 namespace onyx::kernels {
@@ -38,7 +39,7 @@ dnnl::stream& thread_stream();
 // hands it scratchpad memory of the calling thread.
 dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr = {});
 // Runs `p` on the thread's stream with `args`, plus the thread's scratchpad when `scratchpad` (the primitive
-// descriptor's scratchpad_desc()) is not empty. Does not wait.
+// descriptor's scratchpad_desc()) is not empty, charged to the session's memory limit while the primitive runs.
 void run_primitive(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
                    std::unordered_map<int, dnnl::memory> args);
 
@@ -46,8 +47,9 @@ void run_primitive(const dnnl::primitive& p, const dnnl::memory::desc& scratchpa
 // the layouts its kernel wants), kept and grown between runs: memory oneDNN allocated per run would be mapped and
 // page-faulted anew each time, which on a large tensor costs more than converting it. Valid until the thread asks
 // for the same slot again (runs wait for their primitives before returning). Above 64 MiB a buffer is allocated
-// for the caller and not kept: the faults are small next to the work on such tensors.
-dnnl::memory thread_memory(int slot, const dnnl::memory::desc& desc);
+// for the caller and not kept: the faults are small next to the work on such tensors. Its size is added to
+// `charge`, which the kernel holds while it uses the memory (the session's memory limit counts it; an error past it).
+dnnl::memory thread_memory(int slot, const dnnl::memory::desc& desc, MemoryCharge& charge);
 
 // A reorder between two layouts, made and run that way.
 class Reorder {

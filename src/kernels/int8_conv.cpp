@@ -69,7 +69,8 @@ bool PackedInt8Conv::run(const void* x, int64_t N, int64_t H, int64_t W, void* y
   if (!p.ok) return false;
   auto& eng = cpu_engine();
   memory xe(nhwc ? p.src_conv : p.src, eng, const_cast<void*>(x)), ye(nhwc ? p.dst_conv : p.dst, eng, y);
-  memory xc = nhwc ? xe : thread_memory(0, p.src_conv), yc = nhwc ? ye : thread_memory(1, p.dst_conv);
+  MemoryCharge scratch;
+  memory xc = nhwc ? xe : thread_memory(0, p.src_conv, scratch), yc = nhwc ? ye : thread_memory(1, p.dst_conv, scratch);
   if (!nhwc) p.src_in(xe, xc);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xc}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, yc}};
   if (!params_.bias.empty())

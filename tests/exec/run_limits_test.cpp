@@ -212,6 +212,38 @@ TEST(MemoryLimit, AScanOutputGrowingWithoutBoundHitsTheLimit) {
   EXPECT_EQ(out.at(1).second.tensor.dims(), (std::vector<int64_t>{4, 1024}));
 }
 
+// What oneDNN needs beyond the tensors (its scratchpad, copies of the input and output in its blocked layouts) is
+// charged while the node runs: a convolution whose output fits the limit, but not with those copies, fails naming
+// the node, and runs under a limit that holds them.
+TEST(MemoryLimit, OneDnnScratchMemoryCounts) {
+  auto run_under = [](int64_t limit_mb) {
+    ModelBuilder mb;
+    pb::Graph g;
+    mb.input(g, "X", mb.tensor_t(D::Float, std::vector<int64_t>{1, 64, 128, 128}));
+    pb::Tensor& w = g.initializer.emplace_back();  // constant weights: the kernel oneDNN runs, prepacked
+    w.name = mb.arena.save("W");
+    w.data_type = static_cast<int32_t>(D::Float);
+    w.dims = {64, 64, 3, 3};
+    w.float_data.assign(64 * 64 * 9, 0.25f);
+    pb::Node& conv = mb.node(g, "Conv", {"X", "W"}, {"Y"});
+    mb.attr_ints(conv, "pads", {1, 1, 1, 1});
+    mb.output(g, "Y");
+    SessionOptions o;
+    o.memory_limit_mb = limit_mb;
+    o.threads = 1;
+    o.optimization_level = 0;  // the Conv as it is, in NCHW: oneDNN converts its input and output
+    Session s = mb.session(std::move(g), 21, o);
+    const std::map<std::string, Datum> feeds{
+        {"X", Datum::of(f32({1, 64, 128, 128}, std::vector<float>(64 * 128 * 128, 0.5f)))}};
+    return error_of([&] { EXPECT_EQ(s.run(feeds).at(0).second.tensor.data<float>()[129], 64 * 9 * 0.125f); });
+  };
+  const std::string e = run_under(6);  // the 4 MiB output fits; with a 4 MiB copy of the input it does not
+  EXPECT_NE(e.find("memory limit of 6 MiB exceeded"), std::string::npos) << e;
+  EXPECT_NE(e.find("oneDNN"), std::string::npos) << e;
+  EXPECT_NE(e.find("(Conv)"), std::string::npos) << e;
+  EXPECT_EQ(run_under(64), "(no error)");
+}
+
 TEST(MemoryLimit, NoneByDefault) {
   ModelBuilder mb;
   Session s = mb.session(expand_model(mb), 21);
