@@ -761,7 +761,6 @@ std::vector<std::pair<std::string, Datum>> Session::Impl::run(const std::map<std
       wanted.push_back(i);
     }
   }
-  threads::use_for_this_thread(this->options.threads > 0 ? this->options.threads : threads::physical_cores());
   RunState run;
   run.options = &options;
   run.limits.terminate = options.terminate;
@@ -769,6 +768,13 @@ std::vector<std::pair<std::string, Datum>> Session::Impl::run(const std::map<std
     run.limits.timeout_ms = options.timeout_ms;
     run.limits.deadline = run.began + std::chrono::milliseconds(options.timeout_ms);
   }
+  std::optional<threads::CoreLease> cores;
+  try {
+    cores.emplace(this->options.threads > 0 ? this->options.threads : threads::physical_cores(), &run.limits);
+  } catch (const Error& e) {
+    throw Error(cat(label, ": ", e.what()), e.kind());
+  }
+  threads::use_for_this_thread(cores->team());
   RunLimitsScope limits_scope(&run.limits);  // for kernels' own checks
   MemoryBudgetScope budget_scope(budget.get());
   std::unique_ptr<exec::RunMemory> memory;

@@ -1,6 +1,9 @@
 #include "exec/threads.hpp"
 
+#include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,6 +30,57 @@ int physical_cores() {
     return std::max(1, n);
   }();
   return cores;
+}
+
+namespace {
+
+struct FreeCores {
+  std::mutex mutex;
+  std::condition_variable freed;
+  int count = physical_cores();
+};
+
+FreeCores& free_cores() {
+  static FreeCores* cores = new FreeCores;  // never destroyed: runs may end on threads that outlive main
+  return *cores;
+}
+
+thread_local bool holds_lease = false;
+
+}  // namespace
+
+CoreLease::CoreLease(int wanted, const RunLimits* limits) {
+  if (holds_lease) {
+    team_ = omp_get_max_threads();
+    return;
+  }
+  FreeCores& cores = free_cores();
+  std::unique_lock<std::mutex> lock(cores.mutex);
+  while (cores.count == 0) {
+    if (limits && limits->due()) {
+      lock.unlock();
+      limits->check("while waiting for a free core");
+      lock.lock();
+      continue;  // the caller cleared its terminate flag meanwhile
+    }
+    // Short waits, so that a deadline or a terminate flag is seen within milliseconds.
+    cores.freed.wait_for(lock, std::chrono::milliseconds(2));
+  }
+  taken_ = std::min(std::max(1, wanted), cores.count);
+  cores.count -= taken_;
+  team_ = taken_;
+  holds_lease = true;
+}
+
+CoreLease::~CoreLease() {
+  if (taken_ == 0) return;
+  holds_lease = false;
+  FreeCores& cores = free_cores();
+  {
+    std::lock_guard<std::mutex> lock(cores.mutex);
+    cores.count += taken_;
+  }
+  cores.freed.notify_all();
 }
 
 }  // namespace onyx::threads
