@@ -18,6 +18,7 @@
 #include "check/versions.hpp"
 #include "exec/memory_plan.hpp"
 #include "exec/threads.hpp"
+#include "infer/inference.hpp"
 #include "format/mapped_file.hpp"
 #include "format/onnx_proto.hpp"
 #include "ir/tensor_alloc.hpp"
@@ -122,8 +123,8 @@ struct Session::Impl {
   std::vector<IoInfo> inputs, outputs;
   std::shared_ptr<GraphPlan> main;
   std::unordered_map<const Graph*, std::shared_ptr<GraphPlan>> plans;  // every graph, subgraphs included
-  std::unordered_map<const Value*, Tensor> constants;                  // values known at creation (for inference)
-  std::unordered_map<const Value*, std::vector<Dim>> dim_values;       // symbolic contents of shape tensors
+  // Types (into the model's values), values and shape contents known at creation, of every graph.
+  infer::Inference inference{infer::Inference::Types::IntoIr};
   std::string label;
   // IR 3 models list every initializer as a graph input. ONNX calls it the input's default; a model is only fast
   // when its weights are constants (folded, packed), so the session optimizes them as constants and, for a run
@@ -147,54 +148,6 @@ struct Session::Impl {
     return it->second;
   }
 
-  // Infers the node's output types, refining the IR values; folds small constant nodes so that shape
-  // computations downstream see values.
-  void infer_node(const Node& n, const ops::OpDef* def, int64_t opset, const std::vector<const Attribute*>* scope) {
-    ops::InferContext ic{n, opset, ops::AttributeView(n, scope), {}, {}, {}, {}, {}, {}};
-    for (const Value* v : n.inputs) {
-      ic.input_types.push_back(v ? &v->type : nullptr);
-      const Tensor* c = nullptr;
-      if (v) {
-        if (v->initializer) c = v->initializer;
-        auto it = constants.find(v);
-        if (it != constants.end()) c = &it->second;
-      }
-      ic.input_values.push_back(c);
-      auto dv = v ? dim_values.find(v) : dim_values.end();
-      ic.input_dim_values.push_back(dv != dim_values.end() ? &dv->second : nullptr);
-    }
-    ic.output_types.resize(n.outputs.size());
-    ic.output_values.resize(n.outputs.size());
-    ic.output_dim_values.resize(n.outputs.size());
-    if (def) {
-      std::vector<DataType> dtypes;
-      for (size_t i = 0; i < n.inputs.size(); ++i) dtypes.push_back(ic.input_dtype(i));
-      ops::check_input_types(*def, n, dtypes);
-      def->infer(ic);
-    }
-    for (size_t i = 0; i < n.outputs.size(); ++i) {
-      Value* v = n.outputs[i];
-      if (!v) continue;
-      const Type& t = ic.output_types[i];
-      // What the model declares (value_info, graph outputs) must agree with what the node makes. (Function
-      // bodies are left out: their values keep the types of the previous call site, which may differ.)
-      if (!scope && t.kind != Type::Kind::Unknown && v->type.kind != Type::Kind::Unknown) {
-        const bool tensors = t.kind == Type::Kind::Tensor && v->type.kind == Type::Kind::Tensor;
-        if (t.kind != v->type.kind ||
-            (tensors && t.elem != DataType::Undefined && v->type.elem != DataType::Undefined && t.elem != v->type.elem))
-          fail(where(n), ": output '", v->name, "' is ", t.to_string(), ", but the model declares it ",
-               v->type.to_string());
-      }
-      if (t.kind != Type::Kind::Unknown &&
-          (v->type.kind == Type::Kind::Unknown || (!v->type.shape.rank_known && t.shape.rank_known)))
-        v->type = t;
-      if (ic.output_values[i]) constants[v] = *ic.output_values[i];
-      // A function body is inferred once per call site: what an earlier call site left must not stay.
-      if (ic.output_dim_values[i]) dim_values[v] = *ic.output_dim_values[i];
-      else dim_values.erase(v);
-    }
-  }
-
   // The value a fast kernel may prepack for `v`: its initializer, or a Constant node's output. An initializer that
   // is also a graph input (every initializer, in IR 3 models) may still be replaced by a feed: kernels compare
   // the tensor they get with the one they packed (same bytes) and compute from what they get when it differs.
@@ -203,39 +156,7 @@ struct Session::Impl {
     if (!v) return nullptr;
     if (v->initializer) return v->initializer;
     if (!v->producer || !is_constant_node(*v->producer)) return nullptr;
-    auto it = constants.find(v);
-    return it == constants.end() ? nullptr : &it->second;
-  }
-
-  // Runs a node at creation when all its inputs are known constants and small, to give inference values.
-  void fold_if_constant(const Node& n, const ops::OpDef& def, ops::Kernel& kernel, int64_t opset) {
-    if (!def.deterministic || n.outputs.empty()) return;
-    for (const Attribute& a : n.attributes)
-      if (a.g || !a.graphs.empty()) return;
-    std::vector<Datum> holders;
-    holders.reserve(n.inputs.size());
-    for (const Value* v : n.inputs) {
-      if (!v) {
-        holders.emplace_back();
-        continue;
-      }
-      const Tensor* c = v->initializer;
-      auto it = constants.find(v);
-      if (it != constants.end()) c = &it->second;
-      if (!c || c->element_count() > 4096) return;
-      holders.push_back(Datum::of(*c));
-    }
-    std::vector<const Datum*> ptrs;
-    for (const Datum& d : holders) ptrs.push_back(d.kind == Datum::Kind::Empty ? nullptr : &d);
-    ops::KernelContext ctx(n, opset, ptrs, n.outputs.size(), nullptr);
-    try {
-      kernel.run(ctx);
-    } catch (const Error&) {
-      return;  // the run will report it, with the actual inputs
-    }
-    for (size_t i = 0; i < n.outputs.size(); ++i)
-      if (n.outputs[i] && ctx.outputs()[i].is_tensor() && ctx.outputs()[i].tensor.element_count() <= 4096)
-        constants[n.outputs[i]] = ctx.outputs()[i].tensor;
+    return inference.constant(v);
   }
 
   std::shared_ptr<GraphPlan> compile(const Graph& g, const std::map<std::string, int64_t>& imports,
@@ -287,7 +208,7 @@ struct Session::Impl {
             if (a.g) plans[a.g.get()] = compile(*a.g, imports, scope);
             for (const auto& sg : a.graphs) plans[sg.get()] = compile(*sg, imports, scope);
           }
-          infer_node(n, def, step.opset, scope);
+          inference.infer(n, *def, step.opset, scope);
           ops::KernelInit init{n, step.opset, ops::AttributeView(n, scope), {}, {}, &imports};
           init.reference_only = options.reference_kernels;
           for (const Value* v : n.inputs) {
@@ -296,7 +217,7 @@ struct Session::Impl {
           }
           for (const Value* v : n.outputs) init.output_types.push_back(v ? &v->type : nullptr);
           step.kernel = def->kernel(init);
-          fold_if_constant(n, *def, *step.kernel, step.opset);
+          inference.fold_small(n, *def, step.opset, scope, step.kernel.get());
         }
         for (size_t i = 0; i < n.inputs.size(); ++i) {
           auto it = n.inputs[i] ? packing.find(n.inputs[i]) : packing.end();
@@ -387,11 +308,8 @@ struct Session::Impl {
     for (size_t i = 0; i < fn.body->inputs.size(); ++i) {
       const Value* arg = i < n.inputs.size() ? n.inputs[i] : nullptr;
       if (arg) fn.body->inputs[i]->type = arg->type;
-      auto dv = arg ? dim_values.find(arg) : dim_values.end();  // shape values the caller passes in
-      std::optional<std::vector<Dim>> passed;
-      if (dv != dim_values.end()) passed = dv->second;
-      if (passed) dim_values[fn.body->inputs[i]] = std::move(*passed);
-      else dim_values.erase(fn.body->inputs[i]);
+      const std::vector<Dim>* passed = arg ? inference.dim_values(arg) : nullptr;  // shape values the caller passes in
+      inference.set_dim_values(fn.body->inputs[i], passed ? std::optional<std::vector<Dim>>(*passed) : std::nullopt);
     }
     step.function_body = compile(*fn.body, fn.opset_imports, scope.get());
     function_scopes.push_back(scope);
@@ -601,6 +519,14 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
     if (!v->initializer) impl->inputs.push_back({v->name, v->type});
   // Kernels made here (oneDNN primitives for static shapes) split their work for the team size they see now:
   // the session's, as its runs will use.
+  // Outputs are described as the model declares them where it gives a rank (inference may refine the dims the
+  // kernels see, not the interface), else as inferred.
+  std::vector<std::optional<Type>> declared_outputs;
+  for (const Value* v : g.outputs)
+    declared_outputs.push_back(v->type.kind != Type::Kind::Unknown &&
+                                       (v->type.kind != Type::Kind::Tensor || v->type.shape.rank_known)
+                                   ? std::optional<Type>(v->type)
+                                   : std::nullopt);
   const int caller_threads = omp_get_max_threads();
   threads::use_for_this_thread(options.threads > 0 ? options.threads : threads::physical_cores());
   try {
@@ -611,7 +537,8 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
   }
   threads::use_for_this_thread(caller_threads);
   impl->plans[&g] = impl->main;
-  for (const Value* v : g.outputs) impl->outputs.push_back({v->name, v->type});
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    impl->outputs.push_back({g.outputs[i]->name, declared_outputs[i] ? *declared_outputs[i] : g.outputs[i]->type});
   return impl.release();
 }
 

@@ -16,12 +16,6 @@ namespace onyx::opt {
 
 namespace {
 
-bool has_subgraph(const Node& n) {
-  for (const Attribute& a : n.attributes)
-    if (a.g || !a.graphs.empty()) return true;
-  return false;
-}
-
 // Calls f(node) for each node of `g` and of the graphs nested in it.
 template <class F>
 void for_each_nested_node(const Graph& g, F&& f) {
@@ -39,42 +33,17 @@ void erase_one(std::vector<Node*>& list, const Node* n) {
   if (it != list.end()) list.erase(it);
 }
 
-// What inference found, completed by what the model declares: where both know a dim, inference wins (a stale
-// value_info must not make a pass bake a wrong shape into the model).
-Type merge_types(const Type& declared, const Type& inferred) {
-  if (inferred.kind == Type::Kind::Unknown) return declared;
-  if (declared.kind != inferred.kind || inferred.kind != Type::Kind::Tensor) return inferred;
-  Type t = inferred;
-  if (t.elem == DataType::Undefined) t.elem = declared.elem;
-  if (!t.shape.rank_known) {
-    t.shape = declared.shape;
-  } else if (declared.shape.rank_known && declared.shape.dims.size() == t.shape.dims.size()) {
-    for (size_t i = 0; i < t.shape.dims.size(); ++i)
-      if (!t.shape.dims[i].value && t.shape.dims[i].param.empty()) t.shape.dims[i] = declared.shape.dims[i];
-  }
-  return t;
-}
-
-constexpr uint64_t kSmallConstant = 4096;  // elements: what inference folds to see shape computations
-
 }  // namespace
 
 // ---- Analysis ----
 
-Analysis::Analysis(const Model& model, const Graph& graph, const OuterTypes* outer) : model_(model), outer_(outer) {
-  for (const Value& v : graph.values()) types_[&v] = v.type;
+Analysis::Analysis(const Model& model, const Graph& graph, const OuterTypes* outer)
+    : model_(model), inference_(infer::Inference::Types::Beside, outer) {
   for (const auto& n : graph.nodes)
     if (n->graph) infer(*n);  // removed nodes wait in the list until the pass finishes
 }
 
-const Type& Analysis::type(const Value* v) const {
-  static const Type unknown;
-  if (!v) return unknown;
-  if (auto it = types_.find(v); it != types_.end()) return it->second;
-  if (outer_)
-    if (auto it = outer_->find(v); it != outer_->end()) return it->second;
-  return v->type;
-}
+const Type& Analysis::type(const Value* v) const { return inference_.type(v); }
 
 std::optional<std::vector<int64_t>> Analysis::static_dims(const Value* v) const {
   const Type& t = type(v);
@@ -98,17 +67,9 @@ int64_t Analysis::rank(const Value* v) const {
   return static_cast<int64_t>(t.shape.dims.size());
 }
 
-const Tensor* Analysis::constant(const Value* v) const {
-  if (!v) return nullptr;
-  if (v->initializer && !v->is_graph_input) return v->initializer;
-  auto it = constants_.find(v);
-  return it == constants_.end() ? nullptr : &it->second;
-}
+const Tensor* Analysis::constant(const Value* v) const { return inference_.constant(v); }
 
-const std::vector<Dim>* Analysis::dim_values(const Value* v) const {
-  auto it = v ? dim_values_.find(v) : dim_values_.end();
-  return it == dim_values_.end() ? nullptr : &it->second;
-}
+const std::vector<Dim>* Analysis::dim_values(const Value* v) const { return inference_.dim_values(v); }
 
 const ops::OpDef* Analysis::def(const Node* n) const {
   auto it = defs_.find(n);
@@ -132,75 +93,14 @@ void Analysis::infer(const Node& n) {
   } catch (const Error&) {
     return;
   }
-  defs_[&n] = {def, *imported};
-  ops::InferContext ic{n, *imported, ops::AttributeView(n), {}, {}, {}, {}, {}, {}};
-  for (const Value* v : n.inputs) {
-    ic.input_types.push_back(v ? &type(v) : nullptr);
-    ic.input_values.push_back(constant(v));
-    ic.input_dim_values.push_back(dim_values(v));
-  }
-  ic.output_types.resize(n.outputs.size());
-  ic.output_values.resize(n.outputs.size());
-  ic.output_dim_values.resize(n.outputs.size());
   try {
-    std::vector<DataType> dtypes;
-    for (size_t i = 0; i < n.inputs.size(); ++i) dtypes.push_back(ic.input_dtype(i));
-    ops::check_input_types(*def, n, dtypes);
-    def->infer(ic);
+    inference_.infer(n, *def, *imported, nullptr);
   } catch (const std::exception&) {
-    defs_[&n].first = nullptr;  // invalid here: passes leave the node alone
+    defs_[&n] = {nullptr, *imported};  // invalid here: passes leave the node alone
     return;
   }
-  for (size_t i = 0; i < n.outputs.size(); ++i) {
-    const Value* v = n.outputs[i];
-    if (!v) continue;
-    Type& have = types_[v];
-    have = merge_types(have, ic.output_types[i]);
-    if (ic.output_values[i]) constants_[v] = *ic.output_values[i];
-    if (ic.output_dim_values[i]) dim_values_[v] = *ic.output_dim_values[i];
-  }
-  fold_small(n, *def, *imported);
-}
-
-// Runs a node whose inputs are all small known constants and whose outputs are small, so that shape
-// computations downstream see values (as the session's inference does).
-void Analysis::fold_small(const Node& n, const ops::OpDef& def, int64_t opset) {
-  if (!def.deterministic || has_subgraph(n) || n.outputs.empty()) return;
-  std::vector<Datum> holders;
-  for (const Value* v : n.inputs) {
-    if (!v) {
-      holders.emplace_back();
-      continue;
-    }
-    const Tensor* c = constant(v);
-    if (!c || c->element_count() > kSmallConstant) return;
-    holders.push_back(Datum::of(*c));
-  }
-  for (const Value* v : n.outputs) {
-    if (!v) continue;
-    if (constants_.count(v)) return;  // inference already knows it
-    auto d = static_dims(v);
-    if (!d) return;
-    uint64_t count = 1;
-    for (int64_t x : *d) count *= static_cast<uint64_t>(std::max<int64_t>(x, 0));
-    if (count > kSmallConstant) return;
-  }
-  if (!def.kernel) return;  // an op that only expands
-  std::vector<const Datum*> ptrs;
-  for (const Datum& d : holders) ptrs.push_back(d.kind == Datum::Kind::Empty ? nullptr : &d);
-  try {
-    ops::KernelInit init{n, opset, ops::AttributeView(n), {}, {}};
-    for (const Value* v : n.inputs) init.input_types.push_back(v ? &type(v) : nullptr);
-    for (const Value* v : n.outputs) init.output_types.push_back(v ? &type(v) : nullptr);
-    auto kernel = def.kernel(init);
-    ops::KernelContext ctx(n, opset, ptrs, n.outputs.size(), nullptr);
-    kernel->run(ctx);
-    for (size_t i = 0; i < n.outputs.size(); ++i)
-      if (n.outputs[i] && ctx.outputs()[i].is_tensor() && ctx.outputs()[i].tensor.element_count() <= kSmallConstant)
-        constants_[n.outputs[i]] = ctx.outputs()[i].tensor;
-  } catch (const std::exception&) {
-    // the session's run reports it, with the actual inputs
-  }
+  defs_[&n] = {def, *imported};
+  inference_.fold_small(n, *def, *imported, nullptr);
 }
 
 // ---- PassContext ----

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "infer/inference.hpp"
 #include "ir/model.hpp"
 
 namespace onyx::ops {
@@ -29,13 +30,13 @@ struct OptimizeOptions {
   bool constant_initializer_inputs = false;
 };
 
-// Types, shapes and small constant values of one graph's values, inferred node by node in order. A node whose
-// inference fails (an invalid model) leaves its outputs as declared: passes then leave it alone and the session
-// reports the problem.
+// Types, shapes and small constant values of one graph's values, inferred node by node in order (infer/, beside
+// the IR). A node whose inference fails (an invalid model) leaves its outputs as declared: passes then leave it
+// alone and the session reports the problem.
 class Analysis {
  public:
   // Types of values of enclosing graphs, for a subgraph's analysis (values its nodes read from outer scopes).
-  using OuterTypes = std::unordered_map<const Value*, Type>;
+  using OuterTypes = infer::Inference::OuterTypes;
   Analysis(const Model& model, const Graph& graph, const OuterTypes* outer = nullptr);
   // The inferred type where the model declares none (or no rank), else the declared one.
   const Type& type(const Value* v) const;
@@ -54,12 +55,8 @@ class Analysis {
 
  private:
   void infer(const Node& n);
-  void fold_small(const Node& n, const ops::OpDef& def, int64_t opset);
   const Model& model_;
-  const OuterTypes* outer_;
-  std::unordered_map<const Value*, Type> types_;
-  std::unordered_map<const Value*, Tensor> constants_;
-  std::unordered_map<const Value*, std::vector<Dim>> dim_values_;
+  infer::Inference inference_;
   std::unordered_map<const Node*, std::pair<const ops::OpDef*, int64_t>> defs_;
 };
 

@@ -6,6 +6,7 @@ Layers, lowest first; a file may include its own layer and the layers below it:
   ir                     model, graph, value, tensor, types (knows no wire format)
   format                 the wire reader/writer and its conversion to and from the IR
   check, ops             the checker and the operators (neither includes the other)
+  infer                  type and shape inference over a graph (one engine for opt and exec)
   opt                    the optimizer
   exec                   sessions, plans, the executor
   faces                  include/onyx, src/capi, python, tools, fuzz: anything
@@ -19,7 +20,7 @@ import re
 import sys
 
 # Faces (src/capi and the folders outside src/) are not checked: they may include anything.
-RANK = {"base": 0, "kernels": 1, "ir": 2, "format": 3, "check": 4, "ops": 4, "opt": 5, "exec": 6}
+RANK = {"base": 0, "kernels": 1, "ir": 2, "format": 3, "check": 4, "ops": 4, "infer": 5, "opt": 6, "exec": 7}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
