@@ -1,8 +1,10 @@
 // C++ element types for every ONNX tensor type, and dispatch from a DataType to code templated on them.
 // The small float types store their bit pattern and convert through the exact conversions of dtype.hpp.
 #pragma once
+#include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -54,6 +56,45 @@ constexpr bool is_small_float_v =
     std::is_same_v<T, Float8E8M0>;
 template <class T>
 constexpr bool is_float_like_v = std::is_floating_point_v<T> || is_small_float_v<T>;
+
+// ---- Conversions through double: the one rule of every kernel that computes in double ----
+
+// An element as double (the small float types through float: exact; (u)int64 beyond 2^53 rounds).
+template <class T>
+double to_double(T v) {
+  if constexpr (is_small_float_v<T>) return static_cast<float>(v);
+  else return static_cast<double>(v);
+}
+
+// double -> float, where a value beyond float's range gives +-inf (a C++ conversion of it is undefined).
+inline float narrow_to_float(double d) {
+  constexpr double kLimit = 3.4028235677973366e38;  // 2^128 - 2^103: values this large round to infinity
+  if (d >= kLimit) return std::numeric_limits<float>::infinity();
+  if (d <= -kLimit) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(d);
+}
+
+// double -> T. Float types round once (the small ones through float, saturating or not as their conversion from
+// float does); bool is d != 0; integers truncate toward zero and saturate at T's range, NaN giving 0.
+template <class T>
+T from_double(double d) {
+  if constexpr (std::is_same_v<T, double>) {
+    return d;
+  } else if constexpr (std::is_same_v<T, float>) {
+    return narrow_to_float(d);
+  } else if constexpr (is_small_float_v<T>) {
+    return T(narrow_to_float(d));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return d != 0;
+  } else {
+    static_assert(std::is_integral_v<T>, "from_double: an element type");
+    if (std::isnan(d)) return T{0};
+    d = std::trunc(d);
+    if (d <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(d);
+  }
+}
 
 template <class T>
 constexpr DataType dtype_of() {

@@ -137,7 +137,7 @@ Value* ExpandContext::scalar(DataType dt, double v) {
   visit_dtype(dt, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_arithmetic_v<T>) t.mutable_data<T>()[0] = static_cast<T>(v);
-    else if constexpr (is_small_float_v<T>) t.mutable_data<T>()[0] = T(static_cast<float>(v));
+    else if constexpr (is_small_float_v<T>) t.mutable_data<T>()[0] = from_double<T>(v);
     else fail("a constant of element type ", dt, " is not supported");
   });
   return constant(std::move(t));

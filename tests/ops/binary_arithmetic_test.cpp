@@ -4,6 +4,7 @@
 #include <string>
 #include <type_traits>
 
+#include "ir/scalar.hpp"
 #include "op_test_util.hpp"
 #include "ops/registry.hpp"
 

@@ -13,29 +13,6 @@ namespace onyx::ops::binary_kit {
 template <class T>
 constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-template <class T>
-inline double to_double(T v) {
-  if constexpr (is_small_float_v<T>)
-    return static_cast<float>(v);
-  else
-    return static_cast<double>(v);
-}
-
-// double -> T: floats round, integers truncate toward zero and saturate (NaN gives 0).
-template <class T>
-T from_double(double d) {
-  if constexpr (is_small_float_v<T>) {
-    return T(static_cast<float>(d));
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(d);
-  } else {
-    if (std::isnan(d)) return T{0};
-    if (d <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-    if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(d);
-  }
-}
-
 // B's dims for the pre-7 "broadcast=1" rule: aligned to A at `axis`, padded with 1s.
 inline Dims legacy_broadcast(const Dims& a, const Dims& b, std::optional<int64_t> axis_attr) {
   const int64_t rank = static_cast<int64_t>(a.size());

@@ -34,7 +34,7 @@ void cumulate(const CumConfig& c, const T* x, T* y, const Dims& dims, int64_t ax
         const int64_t at = base + j * inner;
         Acc v = load(x[at]);
         Acc next = c.product ? static_cast<Acc>(acc * v) : static_cast<Acc>(acc + v);
-        if constexpr (is_small_float_v<T>) y[at] = T(static_cast<float>(c.exclusive ? acc : next));
+        if constexpr (is_small_float_v<T>) y[at] = from_double<T>(c.exclusive ? acc : next);
         else y[at] = static_cast<T>(c.exclusive ? acc : next);
         acc = next;
       }

@@ -56,7 +56,7 @@ void run_det(KernelContext& ctx) {
         std::copy(v.begin() + b * m * m, v.begin() + (b + 1) * m * m, a.begin());
         double det = determinant(a, m);
         if constexpr (std::is_floating_point_v<T>) py[b] = static_cast<T>(det);
-        else py[b] = T(static_cast<float>(det));
+        else py[b] = from_double<T>(det);
       }
     } else {
       ctx.error(cat("element type ", x.dtype(), " is not supported"));

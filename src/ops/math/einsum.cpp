@@ -219,7 +219,7 @@ void compute(const Plan& p, const std::vector<const Tensor*>& ins, Tensor& y) {
         ri[k] = 0;
       }
     }
-    if constexpr (is_small_float_v<T>) dst[o] = T(static_cast<float>(acc));
+    if constexpr (is_small_float_v<T>) dst[o] = from_double<T>(acc);
     else dst[o] = static_cast<T>(acc);
     for (size_t k = p.out_axes.size(); k-- > 0;) {
       size_t a = p.out_axes[k];

@@ -87,29 +87,6 @@ Config read_config(RK kind, bool axes_input, const AttributeView& attrs) {
 
 // ---- element conversions ----
 
-template <class T>
-double to_double(T v) {
-  if constexpr (is_small_float_v<T>) return static_cast<float>(v);
-  else return static_cast<double>(v);
-}
-
-// double -> T: rounding for float types; for integers truncation toward zero with saturation, NaN -> 0.
-template <class T>
-T from_double(double d) {
-  if constexpr (is_small_float_v<T>) {
-    return T(static_cast<float>(d));
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(d);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return d != 0;
-  } else {
-    if (std::isnan(d)) return T{0};
-    if (d <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(d);
-  }
-}
-
 // Wrapping integer arithmetic (no signed-overflow UB; small types multiply in unsigned int).
 template <class T>
 T wrap_add(T a, T b) {

@@ -30,27 +30,6 @@ using Types = std::vector<DataType>;
 // Marks a function with no integer form (the op's type constraints admit only float types).
 struct NoInt {};
 
-template <class T>
-double to_double(T v) {
-  if constexpr (is_small_float_v<T>) return static_cast<float>(v);
-  else return static_cast<double>(v);
-}
-
-// double -> float without relying on out-of-range conversions (beyond float's range gives +-inf).
-inline float narrow_to_float(double d) {
-  constexpr double kLimit = 3.4028235677973366e38;  // 2^128: values this large round to infinity
-  if (d >= kLimit) return std::numeric_limits<float>::infinity();
-  if (d <= -kLimit) return -std::numeric_limits<float>::infinity();
-  return static_cast<float>(d);
-}
-
-template <class T>
-T from_double(double d) {
-  if constexpr (std::is_same_v<T, double>) return d;
-  else if constexpr (std::is_same_v<T, float>) return narrow_to_float(d);
-  else return T(narrow_to_float(d));
-}
-
 // y = f(x) element-wise with the same element type; ff for float types (in double), fi for integers.
 template <class FF, class FI>
 void apply_unary(KernelContext& ctx, const FF& ff, const FI& fi) {

@@ -60,7 +60,7 @@ void reduce_inputs(Var op, const std::vector<const Tensor*>& ins, Tensor& y) {
   auto finish = [&](int64_t i, A v) {
     if (op == Var::Mean) v = v / count;
     if constexpr (is_small_float_v<T>)
-      py[i] = T(static_cast<float>(v));
+      py[i] = from_double<T>(v);
     else
       py[i] = static_cast<T>(v);
   };

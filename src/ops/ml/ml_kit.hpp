@@ -167,7 +167,7 @@ inline void write_floats(Tensor& t, const std::vector<double>& v) {
       for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(v[i]);
     } else if constexpr (is_small_float_v<T>) {
       T* p = t.mutable_data<T>();
-      for (size_t i = 0; i < v.size(); ++i) p[i] = T(static_cast<float>(v[i]));
+      for (size_t i = 0; i < v.size(); ++i) p[i] = from_double<T>(v[i]);
     } else {
       fail("cannot write scores as ", t.dtype());
     }

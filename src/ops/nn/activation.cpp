@@ -34,36 +34,6 @@ using Types = std::vector<DataType>;
 struct NoInt {};
 
 template <class T>
-double to_double(T v) {
-  if constexpr (is_small_float_v<T>) return static_cast<float>(v);
-  else return static_cast<double>(v);
-}
-
-inline float narrow_to_float(double d) {
-  constexpr double kLimit = 3.4028235677973366e38;  // 2^128: values this large round to infinity
-  if (d >= kLimit) return std::numeric_limits<float>::infinity();
-  if (d <= -kLimit) return -std::numeric_limits<float>::infinity();
-  return static_cast<float>(d);
-}
-
-template <class T>
-T from_double(double d) {
-  if constexpr (std::is_same_v<T, double>) return d;
-  else if constexpr (std::is_same_v<T, float>) return narrow_to_float(d);
-  else return T(narrow_to_float(d));
-}
-
-// double -> integer T: truncation toward zero, saturating at T's range; NaN gives 0.
-template <class T>
-T saturate_to_int(double d) {
-  if (std::isnan(d)) return 0;
-  d = std::trunc(d);
-  if (d <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-  if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-  return static_cast<T>(d);
-}
-
-template <class T>
 constexpr bool is_plain_float_v = std::is_floating_point_v<T> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 template <class T>
 constexpr bool is_plain_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
@@ -336,7 +306,7 @@ void register_activation(Registry& r) {
     const double lambd = init.attrs.get_float("lambd", 0.5f);
     const double bias = init.attrs.get_float("bias", 0.0f);
     auto f = [lambd, bias](double x) { return x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0); };
-    return unary_kernel(f, [f](auto v) { return saturate_to_int<decltype(v)>(f(static_cast<double>(v))); });
+    return unary_kernel(f, [f](auto v) { return from_double<decltype(v)>(f(static_cast<double>(v))); });
   });
 
   // PRelu.

@@ -188,7 +188,7 @@ void run_deform(const Attrs& attrs, KernelContext& ctx) {
       T* py = y.mutable_data<T>();
       for (size_t i = 0; i < out.size(); ++i) {
         if constexpr (std::is_floating_point_v<T>) py[i] = static_cast<T>(out[i]);
-        else py[i] = T(static_cast<float>(out[i]));
+        else py[i] = from_double<T>(out[i]);
       }
     } else {
       ctx.error(cat("element type ", x.dtype(), " is not supported"));

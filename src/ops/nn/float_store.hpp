@@ -13,12 +13,9 @@ inline void store_doubles(Tensor& t, const std::vector<double>& v) {
   if (v.size() < n) fail("internal: ", v.size(), " values for a tensor of ", n, " elements");
   visit_dtype(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_like_v<T>) {
       T* p = t.mutable_data<T>();
-      for (uint64_t i = 0; i < n; ++i) p[i] = static_cast<T>(v[i]);
-    } else if constexpr (is_small_float_v<T>) {
-      T* p = t.mutable_data<T>();
-      for (uint64_t i = 0; i < n; ++i) p[i] = T(static_cast<float>(v[i]));
+      for (uint64_t i = 0; i < n; ++i) p[i] = from_double<T>(v[i]);
     } else {
       fail("element type ", t.dtype(), " is not a float type");
     }
@@ -28,9 +25,9 @@ inline void store_doubles(Tensor& t, const std::vector<double>& v) {
 // Same as the element type's rounding: the value as the tensor of `dt` would hold it (float16 keeps 11 bits...).
 inline double round_to(DataType dt, double x) {
   switch (dt) {
-    case DataType::Float: return static_cast<float>(x);
-    case DataType::Float16: return static_cast<float>(Float16(static_cast<float>(x)));
-    case DataType::BFloat16: return static_cast<float>(BFloat16(static_cast<float>(x)));
+    case DataType::Float: return narrow_to_float(x);
+    case DataType::Float16: return to_double(from_double<Float16>(x));
+    case DataType::BFloat16: return to_double(from_double<BFloat16>(x));
     default: return x;
   }
 }

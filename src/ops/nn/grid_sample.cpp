@@ -24,23 +24,6 @@ using D = DataType;
 enum class Mode { Linear, Nearest, Cubic };
 enum class Padding { Zeros, Border, Reflection };
 
-template <class T>
-T from_double(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(v)) return T(0);
-    double t = std::trunc(v);
-    if (t <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-    if (t >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(t);
-  } else if constexpr (is_small_float_v<T>) {
-    return T(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
 struct GsParams {
   Mode mode = Mode::Linear;
   Padding padding = Padding::Zeros;

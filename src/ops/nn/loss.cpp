@@ -58,7 +58,7 @@ double load(T v) {
 
 template <class T>
 T store(double d) {
-  if constexpr (is_small_float_v<T>) return T(static_cast<float>(d));
+  if constexpr (is_small_float_v<T>) return from_double<T>(d);
   else return static_cast<T>(d);
 }
 

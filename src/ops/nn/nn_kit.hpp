@@ -24,7 +24,7 @@ inline A to_acc(const T& x) {
 }
 template <class T, class A>
 inline T from_acc(A x) {
-  if constexpr (is_small_float_v<T>) return T(static_cast<float>(x));
+  if constexpr (is_small_float_v<T>) return from_double<T>(x);
   else return static_cast<T>(x);
 }
 

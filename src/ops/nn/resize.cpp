@@ -46,29 +46,6 @@ struct Params {
   std::vector<double> attr_scales;  // Upsample-1/7
 };
 
-template <class T>
-double to_double(const T& v) {
-  if constexpr (is_small_float_v<T>) return static_cast<float>(v);
-  else return static_cast<double>(v);
-}
-
-template <class T>
-T from_double(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(v)) return T(0);
-    double t = std::trunc(v);
-    if (t <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-    if (t >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(t);
-  } else if constexpr (is_small_float_v<T>) {
-    return T(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
 Mode parse_mode(const std::string& s, Kind kind, int version) {
   if (s == "nearest") return Mode::Nearest;
   if (s == "linear" && !(kind == Kind::Upsample && version == 1)) return Mode::Linear;

@@ -22,12 +22,6 @@ namespace {
 
 using D = DataType;
 
-template <class T>
-T from_double(double v) {
-  if constexpr (is_small_float_v<T>) return T(static_cast<float>(v));
-  else return static_cast<T>(v);
-}
-
 template <class F>
 void visit_float(DataType dt, const KernelContext& ctx, F&& f) {
   visit_dtype(dt, [&](auto tag) {

@@ -93,7 +93,7 @@ void fill_with(Tensor& y, F&& f) {
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(f());
     } else if constexpr (is_small_float_v<T>) {
       T* p = y.mutable_data<T>();
-      for (int64_t i = 0; i < n; ++i) p[i] = T(static_cast<float>(f()));
+      for (int64_t i = 0; i < n; ++i) p[i] = from_double<T>(f());
     } else {
       fail("element type ", y.dtype(), " is not supported");
     }

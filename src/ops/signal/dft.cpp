@@ -38,7 +38,7 @@ void write_doubles(Tensor& y, const std::vector<double>& v) {
       T* p = y.mutable_data<T>();
       for (size_t i = 0; i < v.size(); ++i) {
         if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(v[i]);
-        else p[i] = T(static_cast<float>(v[i]));
+        else p[i] = from_double<T>(v[i]);
       }
     } else {
       fail("element type ", y.dtype(), " is not supported");

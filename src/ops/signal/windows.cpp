@@ -60,7 +60,7 @@ void write_values(Tensor& y, Value value) {
           else if (t >= static_cast<double>(std::numeric_limits<T>::max())) p[i] = std::numeric_limits<T>::max();
           else p[i] = static_cast<T>(t);
         } else if constexpr (is_small_float_v<T>) {
-          p[i] = T(static_cast<float>(v));
+          p[i] = from_double<T>(v);
         } else {
           p[i] = static_cast<T>(v);
         }

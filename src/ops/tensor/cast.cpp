@@ -58,13 +58,6 @@ struct CastOptions {
   bool fnuz_inf_is_nan = false;  // Cast-19..23: saturating +-inf to the FNUZ types gives NaN (+-max from 24)
 };
 
-inline float narrow_to_float(double d) {
-  constexpr double kLimit = 3.4028235677973366e38;  // 2^128: values this large round to infinity
-  if (d >= kLimit) return std::numeric_limits<float>::infinity();
-  if (d <= -kLimit) return -std::numeric_limits<float>::infinity();
-  return static_cast<float>(d);
-}
-
 // double -> integer T: truncate, saturate to int64 (uint64 for uint64), then wrap to T's width. NaN gives 0.
 template <class T>
 T float_to_int(double d) {

@@ -290,7 +290,7 @@ void add_range(Registry& r) {
             for (int64_t i = 0; i < n; ++i) {
               const double x = s0 + static_cast<double>(i) * d0;
               if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(x);
-              else p[i] = T(static_cast<float>(x));
+              else p[i] = from_double<T>(x);
             }
           } else {
             ctx.error(cat("element type ", s.dtype(), " is not supported"));

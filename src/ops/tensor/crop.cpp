@@ -171,7 +171,7 @@ void col2im_typed(const Tensor& x, Tensor& y, const Col2ImGeometry& g, int64_t b
       });
       T* out = py + (b * channels + c) * img;
       for (int64_t i = 0; i < img; ++i) {
-        if constexpr (is_small_float_v<T>) out[i] = T(static_cast<float>(acc[i]));
+        if constexpr (is_small_float_v<T>) out[i] = from_double<T>(acc[i]);
         else if constexpr (complex) out[i] = T(acc[i]);
         else out[i] = static_cast<T>(acc[i]);
       }
