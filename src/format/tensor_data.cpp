@@ -36,7 +36,9 @@ std::shared_ptr<std::string> narrow(const std::vector<Src>& v) {
   return s;
 }
 
-const char* field_name(StorageField f) {
+}  // namespace
+
+const char* storage_field_name(StorageField f) {
   switch (f) {
     case StorageField::FloatData: return "float_data";
     case StorageField::Int32Data: return "int32_data";
@@ -48,8 +50,6 @@ const char* field_name(StorageField f) {
   }
   return "none";
 }
-
-}  // namespace
 
 TensorBytes tensor_raw_bytes(const pb::Tensor& t, ExternalDataResolver* resolver, std::string_view what) {
   auto dtype = static_cast<DataType>(t.data_type.value_or(0));
@@ -75,7 +75,7 @@ TensorBytes tensor_raw_bytes(const pb::Tensor& t, ExternalDataResolver* resolver
   uint64_t per_value_elements = dtype_bits(dtype) < 8 ? 8 / dtype_bits(dtype) : 1;
   uint64_t want = complex ? n * 2 : (n + per_value_elements - 1) / per_value_elements;
   auto check_count = [&](size_t have) {
-    if (have != want) fail(what, ": ", field_name(field), " has ", have, " values, but ", n, " ", dtype, " elements need ", want);
+    if (have != want) fail(what, ": ", storage_field_name(field), " has ", have, " values, but ", n, " ", dtype, " elements need ", want);
   };
   std::shared_ptr<std::string> out;
   switch (field) {

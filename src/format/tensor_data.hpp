@@ -22,6 +22,9 @@ struct TensorBytes {
 
 bool is_external(const pb::Tensor& t);
 
+// The TensorProto field's name ("float_data", ...; "none").
+const char* storage_field_name(StorageField f);
+
 // Raw little-endian bytes of a non-string tensor, checked against dims x element size. `resolver` may be null
 // when the tensor is known not to be external. Throws onyx::Error naming `what` on any mismatch.
 TensorBytes tensor_raw_bytes(const pb::Tensor& t, ExternalDataResolver* resolver, std::string_view what);
