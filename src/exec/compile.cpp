@@ -11,7 +11,6 @@
 #include "exec/threads.hpp"
 #include "ir/spec_table.hpp"
 #include "ir/tensor_alloc.hpp"
-#include "kernels/library_errors.hpp"
 #include "opt/optimizer.hpp"
 
 namespace onyx {
@@ -87,12 +86,8 @@ std::shared_ptr<exec::GraphPlan> Session::Impl::compile(const Graph& g, const st
           packing.erase(it);
         }
       }
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
-      throw Error(cat(label, ": ", where(n), ": ", msg), e.kind());
     } catch (const std::exception&) {
-      kernels::rethrow_library_error(cat(label, ": ", where(n), ": "));
+      rethrow_at(label, n);
     }
     step.nested = step.function_body != nullptr;
     for (const Attribute& a : n.attributes) step.nested = step.nested || a.g || !a.graphs.empty();

@@ -34,6 +34,18 @@ const Datum& lookup(const Frame& f, const Ref& r) {
   return d;
 }
 
+void rethrow_at(const std::string& label, const Node& n) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
+    throw Error(cat(label, ": ", where(n), ": ", msg), e.kind());
+  } catch (const std::exception&) {
+    kernels::rethrow_library_error(cat(label, ": ", where(n), ": "));
+  }
+}
+
 }  // namespace exec
 
 namespace {
@@ -105,12 +117,8 @@ std::vector<Datum> Session::Impl::execute(const exec::GraphPlan& plan, std::vect
         step.kernel->run(ctx);
         outs = std::move(ctx.outputs());
       }
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      if (msg.rfind(label + ": ", 0) == 0) throw;  // already located (a node of a nested graph)
-      throw Error(cat(label, ": ", where(n), ": ", msg), e.kind());
     } catch (const std::exception&) {
-      kernels::rethrow_library_error(cat(label, ": ", where(n), ": "));
+      rethrow_at(label, n);
     }
     if (options.profile) {
       auto ended = std::chrono::steady_clock::now();

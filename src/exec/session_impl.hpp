@@ -77,6 +77,10 @@ inline std::string where(const Node& n) { return cat(n.graph ? n.graph->label() 
 
 // Ends a run that its limits stop (its deadline passed, or its caller terminated it), saying where.
 [[noreturn]] void stop(const std::string& model, const RunLimits& limits, const std::string& at);
+// Rethrows the exception being handled with the model's label and the node's place in front of its message (as
+// an onyx Error; oneDNN's and the standard library's as their onyx kinds), unless it already names the model (a
+// node of a nested graph). Call only from a catch block.
+[[noreturn]] void rethrow_at(const std::string& label, const Node& n);
 // How a node of graph `from` reaches value `v` (of `from` or an enclosing graph).
 Ref ref_for(const Value* v, const Graph* from);
 // The value `r` names, seen from frame `f`.
