@@ -19,6 +19,7 @@
 #include "exec/memory_plan.hpp"
 #include "format/onnx_proto.hpp"
 #include "infer/inference.hpp"
+#include "ir/tensor_alloc.hpp"
 #include "onyx/session.hpp"
 #include "ops/registry.hpp"
 
@@ -92,6 +93,7 @@ inline bool is_constant_node(const Node& n) {
 }  // namespace exec
 
 struct Session::Impl {
+  BufferPoolUse buffer_pool;  // first: what creation and runs release is kept for reuse while the session lives
   SessionOptions options;
   Model model;
   std::vector<IoInfo> inputs, outputs;

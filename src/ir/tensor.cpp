@@ -23,7 +23,8 @@ namespace {
 
 // Large tensor buffers are kept for reuse when released: runs of a model allocate the same sizes every time, and
 // memory handed back to the system costs a page fault per 4 KiB page when touched again. Sizes are rounded to
-// whole pages; at most kMaxCachedBytes are kept (beyond that, buffers are freed).
+// whole pages; at most kMaxCachedBytes are kept (beyond that, buffers are freed). The pool is held by its users
+// (BufferPoolUse: sessions): with none, released buffers are freed, and the last user's end empties it.
 class BufferPool {
  public:
   static constexpr size_t kMinBytes = size_t{64} << 10, kMaxCachedBytes = size_t{256} << 20;
@@ -56,7 +57,7 @@ class BufferPool {
   void give(void* p, size_t bytes) {
     {
       std::lock_guard lock(mutex_);
-      if (cached_ + bytes <= kMaxCachedBytes) {
+      if (users_ > 0 && cached_ + bytes <= kMaxCachedBytes) {
         free_.emplace(bytes, p);
         cached_ += bytes;
         return;
@@ -65,10 +66,30 @@ class BufferPool {
     std::free(p);
   }
 
+  void add_user() {
+    std::lock_guard lock(mutex_);
+    ++users_;
+  }
+  void remove_user() {
+    std::multimap<size_t, void*> gone;
+    {
+      std::lock_guard lock(mutex_);
+      if (--users_ > 0) return;
+      gone.swap(free_);
+      cached_ = 0;
+    }
+    for (auto& [bytes, p] : gone) std::free(p);
+  }
+  size_t cached() {
+    std::lock_guard lock(mutex_);
+    return cached_;
+  }
+
  private:
   std::mutex mutex_;
   std::multimap<size_t, void*> free_;
   size_t cached_ = 0;
+  size_t users_ = 0;
 };
 
 // Buffers under BufferPool::kMinBytes, kept per thread by 64-byte size class: each run of a model asks for the same
@@ -423,5 +444,9 @@ Tensor densify(const SparseTensor& s, const std::string& what) {
   }
   return out;
 }
+
+BufferPoolUse::BufferPoolUse() { BufferPool::instance().add_user(); }
+BufferPoolUse::~BufferPoolUse() { BufferPool::instance().remove_user(); }
+size_t pooled_buffer_bytes() { return BufferPool::instance().cached(); }
 
 }  // namespace onyx

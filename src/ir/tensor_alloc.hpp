@@ -37,4 +37,17 @@ AllocationHook* set_allocation_hook(AllocationHook* hook);
 // A buffer of at least `bytes` (> 0) from the pool Tensor::allocate uses, 64-byte aligned, not zeroed.
 std::shared_ptr<void> allocate_buffer(size_t bytes);
 
+// The pool of large buffers (64 KiB and up, at most 256 MiB kept) that Tensor::allocate reuses between runs is
+// held by its users, each session: while none holds it, released buffers go straight back to the system, and
+// the end of the last use empties it, so memory a session's runs kept goes when the session does.
+class BufferPoolUse {
+ public:
+  BufferPoolUse();
+  ~BufferPoolUse();
+  BufferPoolUse(const BufferPoolUse&) = delete;
+  BufferPoolUse& operator=(const BufferPoolUse&) = delete;
+};
+// Bytes the pool keeps for reuse now.
+size_t pooled_buffer_bytes();
+
 }  // namespace onyx

@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "format/onnx_proto.hpp"
+#include "ir/tensor_alloc.hpp"
 #include "ops/graph_builder.hpp"
 #include "ops/op_test_util.hpp"
 
@@ -90,6 +91,20 @@ TEST(Session, RunsAndReturnsNamedOutputs) {
   EXPECT_EQ(out[0].first, "Y");
   EXPECT_EQ(out[0].second.tensor.dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(out[0].second.tensor.data<float>()[5], 3.0f);
+}
+
+TEST(Session, BuffersKeptForReuseGoWithTheLastSession) {
+  {
+    Datum big = floats({100000, 3});  // no session: its buffer goes back to the system when released
+  }
+  EXPECT_EQ(pooled_buffer_bytes(), 0u);
+  {
+    Session s = Session::from_bytes(add_model());
+    s.run({{"A", floats({100000, 3})}, {"B", floats({100000, 3})}});
+    EXPECT_GE(pooled_buffer_bytes(), uint64_t{100000} * 3 * 4);  // the feeds and the output, released
+    Session other = Session::from_bytes(add_model());
+  }
+  EXPECT_EQ(pooled_buffer_bytes(), 0u);
 }
 
 std::string creation_error(const std::string& bytes, const SessionOptions& options = {}) {
