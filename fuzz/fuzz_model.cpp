@@ -30,6 +30,7 @@
 #include "format/onnx_proto.hpp"
 #include "format/text_printer.hpp"
 #include "ir/model.hpp"
+#include "format/model_read.hpp"
 
 namespace {
 

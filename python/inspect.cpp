@@ -11,6 +11,7 @@
 #include "ir/model.hpp"
 #include "onyx/optimize.hpp"
 #include "onyx/session.hpp"
+#include "format/model_read.hpp"
 
 namespace onyx::python {
 

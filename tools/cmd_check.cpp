@@ -6,6 +6,7 @@
 #include "format/onnx_proto.hpp"
 #include "ir/model.hpp"
 #include "onyx/session.hpp"
+#include "format/model_read.hpp"
 
 namespace onyx::cli {
 

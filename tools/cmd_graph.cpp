@@ -20,6 +20,7 @@
 #include "onyx/session.hpp"
 #include "progress.hpp"
 #include "text_escape.hpp"
+#include "check/load_model.hpp"
 
 extern char** environ;
 

@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 #include "cli.hpp"
 #include "ir/model.hpp"
+#include "check/load_model.hpp"
 
 namespace onyx::cli {
 

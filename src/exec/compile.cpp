@@ -12,6 +12,7 @@
 #include "ir/spec_table.hpp"
 #include "ir/tensor_alloc.hpp"
 #include "opt/optimizer.hpp"
+#include "format/model_read.hpp"
 
 namespace onyx {
 

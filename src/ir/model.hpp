@@ -134,9 +134,4 @@ class Model {
   std::shared_ptr<const void> keep;  // the mapped file (and external data mappings) the tensors view
 };
 
-// Builds the IR of a model that passed check_model (the builder re-checks only what it relies on).
-Model build_model(const pb::ModelDocument& doc);
-// Loads, checks and builds: the one call most users need. Throws onyx::Error with the checker's message.
-Model load_model(const std::string& path);
-
 }  // namespace onyx

@@ -1,8 +1,9 @@
 #include "base/error.hpp"
 #include "check/checker.hpp"
 #include "check/runtime_ops.hpp"
-#include "ir/model_write.hpp"
+#include "format/model_write.hpp"
 #include "onyx/optimize.hpp"
+#include "format/model_read.hpp"
 
 namespace onyx::opt {
 

@@ -4,6 +4,7 @@
 
 #include "ops/registry.hpp"
 #include "opt/opt_test_util.hpp"
+#include "format/model_read.hpp"
 
 namespace onyx {
 namespace ONYX_TEST_FILE {

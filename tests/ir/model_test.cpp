@@ -12,6 +12,8 @@
 #include "format/onnx_proto.hpp"
 #include "format/save.hpp"
 #include "test_data.hpp"
+#include "format/model_read.hpp"
+#include "check/load_model.hpp"
 
 namespace onyx {
 namespace ONYX_TEST_FILE {

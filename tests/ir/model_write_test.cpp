@@ -1,6 +1,6 @@
 // The IR written back to protobuf: test models (a sample of every suite) survive IR -> proto -> IR with the same
 // nodes, attributes, values, types and tensor data, and a second write gives the same bytes.
-#include "ir/model_write.hpp"
+#include "format/model_write.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 #include "check/checker.hpp"
 #include "format/onnx_proto.hpp"
 #include "test_data.hpp"
+#include "format/model_read.hpp"
 
 namespace onyx {
 namespace ONYX_TEST_FILE {

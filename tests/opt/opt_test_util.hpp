@@ -13,9 +13,10 @@
 #include "check/checker.hpp"
 #include "exec/datum_io.hpp"
 #include "format/onnx_proto.hpp"
-#include "ir/model_write.hpp"
+#include "format/model_write.hpp"
 #include "onyx/session.hpp"
 #include "opt/optimizer.hpp"
+#include "format/model_read.hpp"
 
 namespace onyx::testing {
 

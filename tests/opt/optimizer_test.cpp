@@ -13,6 +13,7 @@
 #include "onyx/optimize.hpp"
 #include "opt/opt_test_util.hpp"
 #include "test_data.hpp"
+#include "format/model_read.hpp"
 
 namespace onyx {
 namespace ONYX_TEST_FILE {

@@ -1,4 +1,4 @@
-#include "ir/model_write.hpp"
+#include "format/model_write.hpp"
 
 #include "base/error.hpp"
 
