@@ -2,6 +2,7 @@
 // go, how they meet the model's declarations, what becomes a known value.
 #include "infer/inference.hpp"
 
+#include "base/error.hpp"
 #include "ops/registry.hpp"
 #include "opt/opt_test_util.hpp"
 #include "format/model_read.hpp"
