@@ -680,7 +680,7 @@ void run_flex(const FlexConfig& c, KernelContext& ctx) {
         }
   if (c.score_mod) run_modifier(ctx, *c.score_mod, "score_mod", sdims, pdt, scores);
   for (int64_t r = 0; r < B * Hq * Sq; ++r) {
-    softmax_row(&scores[r * Sk], Sk);
+    softmax_row(scores.data() + r * Sk, Sk);  // no keys (Sk = 0): an empty row, not a reference into nothing
     for (int64_t j = 0; j < Sk; ++j) scores[r * Sk + j] = round_to(pdt, scores[r * Sk + j]);
   }
   if (c.prob_mod) run_modifier(ctx, *c.prob_mod, "prob_mod", sdims, pdt, scores);
