@@ -31,8 +31,11 @@ inline bool running_in_ci() {
     }                                                                                                     \
   } while (0)
 
+// The checkout's folder (tests/source_dir.cpp).
+fs::path source_dir();
+
 // The shared conformance data next to the checkout, and Debian's libonnx-testdata.
-inline fs::path shared_onnx_tests() { return fs::path(ONYX_SOURCE_DIR) / ".." / "shared" / "onnx-tests"; }
+inline fs::path shared_onnx_tests() { return source_dir() / ".." / "shared" / "onnx-tests"; }
 inline const fs::path kDebianOnnxTests = "/usr/include/onnx/backend/test/data";
 
 inline std::vector<fs::path> test_data_roots() {

@@ -15,6 +15,7 @@
 
 #include "base/error.hpp"
 #include "ir/tensor_alloc.hpp"
+#include "test_data.hpp"
 #include "ops/graph_builder.hpp"
 #include "ops/op_test_util.hpp"
 #include "ops/registry.hpp"
@@ -124,7 +125,7 @@ TEST(MemoryPlan, ResidualCnnGivesTheBitsOfUnplannedRuns) {
 
 TEST(MemoryPlan, LightSqueezenetGivesTheBitsOfUnplannedRuns) {
   const std::filesystem::path model =
-      std::filesystem::path(ONYX_SOURCE_DIR) / ".." / "shared" / "onnx-tests" / "light" / "light_squeezenet.onnx";
+      testing::shared_onnx_tests() / "light" / "light_squeezenet.onnx";
   if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is not there (the residual CNN test covers this)";
   SessionOptions on, off;
   on.threads = off.threads = 1;

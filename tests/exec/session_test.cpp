@@ -12,6 +12,7 @@
 #include "format/onnx_proto.hpp"
 #include "ir/tensor_alloc.hpp"
 #include "ops/graph_builder.hpp"
+#include "test_data.hpp"
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
@@ -240,7 +241,7 @@ TEST(Session, DeclaredShapesWhoseSizeOverflowsAreRefused) {
 // An exception of a library beneath the kernels becomes an onyx::Error naming the node: here oneDNN refuses a
 // convolution whose padding (2^31) makes its output too wide (found by fuzz_run; the model is the regression input).
 TEST(Session, OneDnnRefusalsAreErrorsNamingTheNode) {
-  std::ifstream f(std::string(ONYX_SOURCE_DIR) + "/fuzz/corpora/run/regression-dnnl-error-dilated-conv", std::ios::binary);
+  std::ifstream f(testing::source_dir() / "fuzz" / "corpora" / "run" / "regression-dnnl-error-dilated-conv", std::ios::binary);
   ASSERT_TRUE(f) << "the regression input is missing";
   std::string input((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   ASSERT_GE(input.size(), 4u);
