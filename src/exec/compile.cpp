@@ -170,12 +170,10 @@ Ref ref_for(const Value* v, const Graph* from) {
 
 namespace {
 
-// raw_data inside a protobuf file sits at any byte offset. Kernels read elements through typed pointers, so each
-// tensor the session uses is copied to an aligned buffer when (and only when) its view is misaligned for its type.
+// Each tensor the session uses is copied to an aligned buffer when (and only when) its view is misaligned for its
+// type.
 void align_tensor(Tensor& t) {
-  int bits = dtype_bits(t.dtype());
-  size_t align = bits >= 16 ? std::min<size_t>(static_cast<size_t>(bits) / 8, 8) : 1;
-  if (align > 1 && reinterpret_cast<uintptr_t>(t.bytes().data()) % align != 0) {
+  if (!is_aligned_for_kernels(t)) {
     const std::string_view was = t.bytes();
     t = t.clone();
     release_mapped_pages(was.data(), was.size());  // the aligned copy is the one in use

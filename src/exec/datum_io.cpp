@@ -9,6 +9,7 @@
 #include "base/element_count.hpp"
 #include "base/error.hpp"
 #include "format/mapped_file.hpp"
+#include "format/model_read.hpp"
 #include "format/tensor_data.hpp"
 #include "ir/scalar.hpp"
 
@@ -30,7 +31,7 @@ Type type_of_elem(int32_t elem_type, const Datum* first) {
 
 Datum datum_from_tensor_proto(const pb::Tensor& t, std::string_view what) {
   // Test data never uses external files; a copy makes the value independent of the file's mapping.
-  return Datum::of(Tensor::from_proto(t, nullptr, what, nullptr).clone());
+  return Datum::of(tensor_from_proto(t, nullptr, what, nullptr).clone());
 }
 
 Datum datum_from_sequence_proto(const pb::SequenceValue& s, std::string_view what) {

@@ -9,6 +9,70 @@
 
 namespace onyx {
 
+Tensor tensor_from_proto(const pb::Tensor& p, ExternalDataResolver* resolver, std::string_view what,
+                         std::shared_ptr<const void> source) {
+  std::string name(p.name.value_or(""));
+  uint64_t n = tensor_element_count(p, what);
+  if (p.data_type.value_or(0) == static_cast<int32_t>(DataType::String)) {
+    if (is_external(p)) fail(what, ": string tensors cannot use external data");
+    if (p.string_data.size() != n)
+      fail(what, ": string_data has ", p.string_data.size(), " values, but the dims give ", n, " elements");
+    std::vector<std::string> values(p.string_data.begin(), p.string_data.end());
+    return Tensor::strings(std::move(name), p.dims, std::move(values));
+  }
+  TensorBytes b = tensor_raw_bytes(p, resolver, what);
+  bool in_place = !b.keep || is_external(p);  // raw_data in the model mapping, or an external file's mapping
+  Tensor t = Tensor::view(std::move(name), static_cast<DataType>(*p.data_type), p.dims, b.bytes,
+                          b.keep ? b.keep : source, in_place);
+  if (auto wrong = invalid_bool(t))
+    fail(what, ": bool element ", wrong->index, " is stored as the byte ", wrong->byte, " (a bool must be 0 or 1)");
+  return t;
+}
+
+Shape shape_from_proto(const pb::TensorShape& s) {
+  Shape r;
+  r.rank_known = true;
+  r.dims.reserve(s.dim.size());
+  for (const auto& d : s.dim) {
+    Dim dim;
+    dim.value = d.dim_value;
+    if (d.dim_param) dim.param = std::string(*d.dim_param);
+    if (d.denotation) dim.denotation = std::string(*d.denotation);
+    r.dims.push_back(std::move(dim));
+  }
+  return r;
+}
+
+
+Type type_from_proto(const pb::Type& p) {
+  Type t;
+  if (p.denotation) t.denotation = std::string(*p.denotation);
+  auto inner = [](const pb::Box<pb::Type>& b) {
+    return std::make_shared<const Type>(b ? type_from_proto(*b) : Type{});
+  };
+  if (p.tensor_type || p.sparse_tensor_type) {
+    const auto& tt = p.tensor_type ? *p.tensor_type : *p.sparse_tensor_type;
+    t.kind = p.tensor_type ? Type::Kind::Tensor : Type::Kind::SparseTensor;
+    t.elem = static_cast<DataType>(tt.elem_type.value_or(0));
+    if (tt.shape) t.shape = shape_from_proto(*tt.shape);
+  } else if (p.sequence_type) {
+    t.kind = Type::Kind::Sequence;
+    t.inner = inner(p.sequence_type->elem_type);
+  } else if (p.optional_type) {
+    t.kind = Type::Kind::Optional;
+    t.inner = inner(p.optional_type->elem_type);
+  } else if (p.map_type) {
+    t.kind = Type::Kind::Map;
+    t.key = static_cast<DataType>(p.map_type->key_type.value_or(0));
+    t.inner = inner(p.map_type->value_type);
+  } else if (p.opaque_type) {
+    t.kind = Type::Kind::Opaque;
+    t.opaque_domain = std::string(p.opaque_type->domain.value_or(""));
+    t.opaque_name = std::string(p.opaque_type->name.value_or(""));
+  }
+  return t;
+}
+
 namespace {
 
 std::string str(const pb::OptStr& s) { return std::string(s.value_or("")); }
@@ -22,7 +86,7 @@ class Builder {
       for (const auto& kv : t.external_data)
         if (kv.key.value_or("") == "location") external_files_.insert(str(kv.value));
     }
-    return Tensor::from_proto(t, &resolver_, cat(doc_.label, ": ", where, ": tensor '", str(t.name), "'"), doc_.source);
+    return tensor_from_proto(t, &resolver_, cat(doc_.label, ": ", where, ": tensor '", str(t.name), "'"), doc_.source);
   }
 
   SparseTensor sparse(const pb::SparseTensor& s, const std::string& where) {
@@ -46,14 +110,14 @@ class Builder {
     if (a.t) r.t = tensor(*a.t, at);
     if (a.g) r.g = graph(*a.g, scope, owner);
     if (a.sparse_tensor) r.sparse_tensor = sparse(*a.sparse_tensor, at);
-    if (a.tp) r.tp = Type::from_proto(*a.tp);
+    if (a.tp) r.tp = type_from_proto(*a.tp);
     r.floats = a.floats;
     r.ints = a.ints;
     r.strings.assign(a.strings.begin(), a.strings.end());
     for (const auto& t : a.tensors) r.tensors.push_back(tensor(t, at));
     for (const auto& g : a.graphs) r.graphs.push_back(graph(g, scope, owner));
     for (const auto& s : a.sparse_tensors) r.sparse_tensors.push_back(sparse(s, at));
-    for (const auto& t : a.type_protos) r.type_protos.push_back(Type::from_proto(t));
+    for (const auto& t : a.type_protos) r.type_protos.push_back(type_from_proto(t));
     return r;
   }
 
@@ -123,7 +187,7 @@ class Builder {
     g.doc_string = str(pg.doc_string);
     for (const auto& in : pg.input) {
       Value& v = g.add_value(str(in.name));
-      if (in.type) v.type = Type::from_proto(*in.type);
+      if (in.type) v.type = type_from_proto(*in.type);
       v.is_graph_input = true;
       g.inputs.push_back(&v);
     }
@@ -152,13 +216,13 @@ class Builder {
     add_nodes(g, pg.node);
     for (const auto& vi : pg.value_info) {
       Value* v = g.find_local(str(vi.name));
-      if (v && vi.type && v->type.kind == Type::Kind::Unknown) v->type = Type::from_proto(*vi.type);
+      if (v && vi.type && v->type.kind == Type::Kind::Unknown) v->type = type_from_proto(*vi.type);
     }
     for (const auto& out : pg.output) {
       Value* v = g.find(str(out.name));
       if (!v) fail(doc_.label, ": ", g.label(), ": output '", str(out.name), "' is not defined");
       if (out.type) {
-        Type t = Type::from_proto(*out.type);
+        Type t = type_from_proto(*out.type);
         if (v->graph == &g && (v->type.kind == Type::Kind::Unknown || (!v->type.shape.rank_known && t.shape.rank_known)))
           v->type = t;
       }
@@ -210,7 +274,7 @@ class Builder {
       add_nodes(*f.body, pf.node);
       for (const auto& vi : pf.value_info) {
         Value* v = f.body->find_local(str(vi.name));
-        if (v && vi.type) v->type = Type::from_proto(*vi.type);
+        if (v && vi.type) v->type = type_from_proto(*vi.type);
       }
       for (const auto& out : f.outputs) {
         Value* v = f.body->find_local(out);

@@ -113,7 +113,9 @@ void Inference::fold_small(const Node& n, const ops::OpDef& def, int64_t opset,
     }
     const Tensor* c = constant(v);
     if (!c || c->element_count() > kSmallValue) return;
-    holders.push_back(Datum::of(*c));
+    // An initializer as the model file left it may be misaligned (sessions align theirs, onyx optimize does not):
+    // the kernel gets an aligned copy, at most kSmallValue elements.
+    holders.push_back(Datum::of(is_aligned_for_kernels(*c) ? *c : c->clone()));
   }
   bool all_known = true;
   for (const Value* v : n.outputs) {

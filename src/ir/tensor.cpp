@@ -14,8 +14,6 @@
 #include "base/element_count.hpp"
 #include "base/error.hpp"
 #include "base/pages.hpp"
-#include "format/onnx_proto.hpp"
-#include "format/tensor_data.hpp"
 
 namespace onyx {
 
@@ -248,22 +246,20 @@ bool release_pages(const Tensor& t) {
 }
 
 Tensor Tensor::view(std::string name, DataType dtype, std::vector<int64_t> dims, std::string_view bytes,
-                    std::shared_ptr<const void> keep) {
+                    std::shared_ptr<const void> keep, bool mapped) {
   Tensor t;
   t.name_ = std::move(name);
   t.dtype_ = dtype;
   t.dims_ = std::move(dims);
   t.bytes_ = bytes;
   t.keep_ = std::move(keep);
-  t.is_view_ = true;
+  t.is_view_ = mapped;
   return t;
 }
 
 Tensor Tensor::owned(std::string name, DataType dtype, std::vector<int64_t> dims, std::string bytes) {
   auto buf = std::make_shared<const std::string>(std::move(bytes));
-  Tensor t = view(std::move(name), dtype, std::move(dims), *buf, buf);
-  t.is_view_ = false;
-  return t;
+  return view(std::move(name), dtype, std::move(dims), *buf, buf, false);
 }
 
 Tensor Tensor::strings(std::string name, std::vector<int64_t> dims, std::vector<std::string> values) {
@@ -352,24 +348,10 @@ uint64_t Tensor::element_count() const {
   return n;
 }
 
-Tensor Tensor::from_proto(const pb::Tensor& p, ExternalDataResolver* resolver, std::string_view what,
-                          std::shared_ptr<const void> source) {
-  std::string name(p.name.value_or(""));
-  uint64_t n = tensor_element_count(p, what);
-  if (p.data_type.value_or(0) == static_cast<int32_t>(DataType::String)) {
-    if (is_external(p)) fail(what, ": string tensors cannot use external data");
-    if (p.string_data.size() != n)
-      fail(what, ": string_data has ", p.string_data.size(), " values, but the dims give ", n, " elements");
-    std::vector<std::string> values(p.string_data.begin(), p.string_data.end());
-    return strings(std::move(name), p.dims, std::move(values));
-  }
-  TensorBytes b = tensor_raw_bytes(p, resolver, what);
-  bool in_place = !b.keep || is_external(p);  // raw_data in the model mapping, or an external file's mapping
-  Tensor t = view(std::move(name), static_cast<DataType>(*p.data_type), p.dims, b.bytes, b.keep ? b.keep : source);
-  t.is_view_ = in_place;
-  if (auto wrong = invalid_bool(t))
-    fail(what, ": bool element ", wrong->index, " is stored as the byte ", wrong->byte, " (a bool must be 0 or 1)");
-  return t;
+bool is_aligned_for_kernels(const Tensor& t) {
+  const int bits = dtype_bits(t.dtype());
+  const size_t align = bits >= 16 ? std::min<size_t>(static_cast<size_t>(bits) / 8, 8) : 1;
+  return reinterpret_cast<uintptr_t>(t.bytes().data()) % align == 0;
 }
 
 std::optional<InvalidBool> invalid_bool(const Tensor& t) {

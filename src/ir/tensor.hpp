@@ -12,26 +12,18 @@
 
 namespace onyx {
 
-class ExternalDataResolver;
-namespace pb {
-struct Tensor;
-}
-
 class Tensor {
  public:
   Tensor() = default;
-  // A view of `bytes` (little-endian raw layout); `keep` owns or maps them.
+  // A view of `bytes` (little-endian raw layout); `keep` owns or maps them. `mapped`: the bytes are a mapped
+  // file's (is_view()), not a buffer decoded for this tensor.
   static Tensor view(std::string name, DataType dtype, std::vector<int64_t> dims, std::string_view bytes,
-                     std::shared_ptr<const void> keep);
+                     std::shared_ptr<const void> keep, bool mapped = true);
   static Tensor owned(std::string name, DataType dtype, std::vector<int64_t> dims, std::string bytes);
   static Tensor strings(std::string name, std::vector<int64_t> dims, std::vector<std::string> values);
   // A new zero-filled, 64-byte aligned, writable tensor (empty strings for string tensors). Errors on negative
   // dims and on sizes that overflow.
   static Tensor allocate(DataType dtype, std::vector<int64_t> dims);
-  // Decodes a TensorProto; `resolver` resolves external data (null: external data is an error); `source` keeps
-  // the bytes the proto was decoded from alive (raw_data is viewed in place). Errors name `what`.
-  static Tensor from_proto(const pb::Tensor& t, ExternalDataResolver* resolver, std::string_view what,
-                           std::shared_ptr<const void> source);
 
   const std::string& name() const { return name_; }
   DataType dtype() const { return dtype_; }
@@ -82,6 +74,10 @@ struct InvalidBool {
   int byte;
 };
 std::optional<InvalidBool> invalid_bool(const Tensor& t);
+
+// raw_data inside a protobuf file sits at any byte offset, while kernels read elements through typed pointers:
+// whether t's data may be read so (aligned to its element size, up to 8 bytes; strings and bytes always are).
+bool is_aligned_for_kernels(const Tensor& t);
 
 struct SparseTensor {
   Tensor values, indices;

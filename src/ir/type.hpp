@@ -9,11 +9,6 @@
 #include "base/dtype.hpp"
 
 namespace onyx {
-namespace pb {
-struct Type;
-struct TensorShape;
-}  // namespace pb
-
 // One dimension: a known size, a named symbol ("N", "batch"), or unknown.
 struct Dim {
   std::optional<int64_t> value;
@@ -43,13 +38,10 @@ struct Type {
   std::string denotation;
 
   static Type tensor(DataType elem, Shape shape = {});
-  static Type from_proto(const pb::Type& t);
   // onnxruntime-style type string: "tensor(float)", "seq(tensor(int64))", "map(string,tensor(float))", ...
   std::string to_string() const;
   // Type string with the shape: "float[N,3]", "seq(float[2])".
   std::string to_string_with_shape() const;
 };
-
-Shape shape_from_proto(const pb::TensorShape& s);
 
 }  // namespace onyx
