@@ -15,6 +15,9 @@
 #   --runs R         timed runs per process (default 10); --warmup W untimed runs before them (default 2)
 #   --rounds K       processes per engine, alternating onyx / ORT (default 2)
 #   --quick          --runs 2 --warmup 0 --rounds 1
+# onyx runs with ONYX_SPIN_WAIT=1 (unless the caller set it): its OpenMP workers spin a while before they sleep,
+# as ORT's pool threads do by default, so the table compares the engines' latency on an idle machine; onyx's own
+# default is sleeping workers, better on a busy one (README, "Threads and memory").
 # Environment: ONYX (the onyx binary; default build/onyx, built with ninja when missing), ORT_VERSION
 # (onnxruntime-node version installed into node_modules when missing; default 1.30.0), BENCH_TIMEOUT (seconds
 # one process may take; default 3600), ONYX_MODELS_DIR (where the corpus models are, as <name>.onnx; default
@@ -158,6 +161,7 @@ for m in "${selected[@]}"; do
 done
 
 mkdir -p "$OUT_DIR"
+export ONYX_SPIN_WAIT=${ONYX_SPIN_WAIT:-1}
 exec "$PY" "$ROOT/scripts/bench_driver.py" --onyx "$ONYX" --runner "$ROOT/scripts/bench_ort.mjs" --out "$OUT_DIR" \
   --threads "$threads" --runs "$runs" --warmup "$warmup" --rounds "$rounds" --timeout "${BENCH_TIMEOUT:-3600}" \
   "${model_args[@]}" "${feeds_args[@]}"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "base/error.hpp"
@@ -41,8 +42,10 @@ const char* const kBenchUsage =
     "                      median against the peak\n"
     "  --json              print one JSON object: model, create_ms, first_run_ms, median_ms, p90_ms, min_ms,\n"
     "                      cpu_median_ms (CPU time of a run, all threads), runs, warmup, threads, peak_rss_mb,\n"
-    "                      planned_mb (null without a plan); with --flops also gflop (per run), gflops (at the\n"
-    "                      median) and peak_gflops\n";
+    "                      planned_mb (null without a plan), omp_wait_policy (how the OpenMP workers wait:\n"
+    "                      PASSIVE unless ONYX_SPIN_WAIT=1, OMP_WAIT_POLICY or GOMP_SPINCOUNT say otherwise;\n"
+    "                      null for libgomp's own, spinning about 3 ms); with --flops also gflop (per run),\n"
+    "                      gflops (at the median) and peak_gflops\n";
 
 namespace {
 
@@ -154,9 +157,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::printf(
         "{\"model\": %s, \"create_ms\": %.3f, \"first_run_ms\": %.3f, \"median_ms\": %.3f, \"p90_ms\": %.3f, "
         "\"min_ms\": %.3f, \"cpu_median_ms\": %.3f, \"runs\": %lld, \"warmup\": %lld, \"threads\": %d, "
-        "\"peak_rss_mb\": %.1f, \"planned_mb\": %s%s}\n",
+        "\"peak_rss_mb\": %.1f, \"planned_mb\": %s, \"omp_wait_policy\": %s%s}\n",
         json_string(path).c_str(), create_ms, first_run_ms, median, p90, times.front(), cpu_median, static_cast<long long>(runs),
-        static_cast<long long>(warmup), session_opts.threads, rss, planned_mb, flops_json);
+        static_cast<long long>(warmup), session_opts.threads, rss, planned_mb,
+        std::getenv("OMP_WAIT_POLICY") ? json_string(std::getenv("OMP_WAIT_POLICY")).c_str() : "null", flops_json);
   } else {
     std::printf("model          %s\n", path.c_str());
     std::printf("threads        %d%s\n", session_opts.threads, session_opts.threads ? "" : " (engine default)");

@@ -34,6 +34,13 @@ Errors
     onnxruntime's names (InvalidArgument, Fail, NoSuchFile, InvalidGraph, ...), also importable from
     onyx.capi.onnxruntime_pybind11_state.
 
+Threads
+    The engine's OpenMP workers sleep while they wait (OMP_WAIT_POLICY=PASSIVE, set when onyx is imported): on
+    a busy machine spinning workers slow every run badly. ONYX_SPIN_WAIT=1 keeps libgomp's own policy (spin
+    about 3 ms, then sleep), faster for small models on an otherwise idle machine; an OMP_WAIT_POLICY or
+    GOMP_SPINCOUNT already set is kept. libgomp reads the policy once, when it loads: with a module that loads it
+    imported before onyx, set the variable before starting Python.
+
 Beyond onnxruntime
     onyx.load(path) inspects a model (inputs, outputs, nodes and their attributes, initializers as numpy);
     onyx.check(path) raises with every checker message; onyx.optimize(path, out) saves an optimized model.
@@ -44,6 +51,9 @@ import os
 import threading
 import time
 import warnings
+
+if os.environ.get("ONYX_SPIN_WAIT") != "1" and not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & os.environ.keys():
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"  # before the engine's module loads libgomp: see "Threads" above
 
 from . import _onyx
 from ._errors import (EngineError, EPFail, Fail, InvalidArgument, InvalidGraph, InvalidProtobuf, ModelLoaded,

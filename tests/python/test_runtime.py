@@ -2,6 +2,7 @@
 # concurrent runs, and profiling.
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -240,3 +241,13 @@ def test_profiling_names_subgraph_nodes(tmp_path, monkeypatch):
 def pathlib_read(path):
     with open(path) as f:
         return f.read()
+
+
+@pytest.mark.parametrize("env, policy", [({}, "PASSIVE"), ({"ONYX_SPIN_WAIT": "1"}, None),
+                                         ({"OMP_WAIT_POLICY": "active"}, "active"),
+                                         ({"GOMP_SPINCOUNT": "1000"}, None)])
+def test_workers_sleep_while_waiting_unless_asked_to_spin(env, policy):
+    clean = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "ONYX_SPIN_WAIT")}
+    out = subprocess.run([sys.executable, "-c", "import os, onyx; print(os.environ.get('OMP_WAIT_POLICY'))"],
+                         env={**clean, **env}, capture_output=True, text=True, check=True).stdout.strip()
+    assert out == str(policy)

@@ -23,10 +23,11 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
-Result onyx(const std::string& args) {
+// Runs the CLI with `args`; `env` (`env`'s arguments: VAR=VALUE, -u VAR) sets its environment.
+Result onyx(const std::string& args, const std::string& env = "") {
   const char* cli = std::getenv("ONYX_CLI");
   if (!cli) throw Error("ONYX_CLI is not set: run these tests through ctest (or set it to the onyx binary)");
-  FILE* p = popen((std::string(cli) + " " + args + " 2>&1").c_str(), "r");
+  FILE* p = popen(("env " + env + " " + std::string(cli) + " " + args + " 2>&1").c_str(), "r");
   if (!p) throw Error("popen failed");
   Result r;
   std::array<char, 4096> buf;
@@ -97,10 +98,27 @@ TEST_F(Bench, ReportsPlannedBytes) {
   EXPECT_GT(json_number(r.out, "planned_mb"), 0) << r.out;
   Result off = onyx("bench " + path("mobilenet_v2.onnx") + " --runs 1 --warmup 0 --threads 1 --json --no-plan");
   ASSERT_EQ(off.status, 0) << off.out;
-  EXPECT_NE(off.out.find("\"planned_mb\": null}"), std::string::npos) << off.out;
+  EXPECT_NE(off.out.find("\"planned_mb\": null,"), std::string::npos) << off.out;
   Result text = onyx("bench " + path("mobilenet_v2.onnx") + " --runs 1 --warmup 0 --threads 1");
   EXPECT_NE(text.out.find("planned "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find(" MB   (arena for "), std::string::npos) << text.out;
+}
+
+// The OpenMP workers sleep while they wait unless asked to spin (ONYX_SPIN_WAIT=1: libgomp's own policy); a
+// policy the user set is kept.
+TEST_F(Bench, WorkersSleepWhileWaitingUnlessAskedToSpin) {
+  ASSERT_EQ(onyx("bench-models " + dir_.string() + " --models lstm" + kSmall).status, 0);
+  const std::string bench = "bench " + path("lstm.onnx") + " --runs 1 --warmup 0 --threads 2 --json";
+  const std::string clean = "-u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u ONYX_SPIN_WAIT";
+  struct Case {
+    std::string env, policy;
+  };
+  for (const Case& c : {Case{clean, "\"PASSIVE\""}, Case{clean + " ONYX_SPIN_WAIT=1", "null"},
+                        Case{clean + " OMP_WAIT_POLICY=active", "\"active\""}, Case{clean + " GOMP_SPINCOUNT=1000", "null"}}) {
+    Result r = onyx(bench, c.env);
+    ASSERT_EQ(r.status, 0) << c.env << ": " << r.out;
+    EXPECT_NE(r.out.find("\"omp_wait_policy\": " + c.policy), std::string::npos) << c.env << ": " << r.out;
+  }
 }
 
 TEST_F(Bench, TextReportAndInputFromFile) {
