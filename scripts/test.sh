@@ -7,8 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Tests of data that setup installs fail instead of skipping when it is missing (tests/test_data.hpp).
 export CI="${CI:-1}"
-scripts/setup.sh
-scripts/build.sh
-ninja -C build  # the tests
-scripts/build_sanitized.sh
+# Each step's wall time is printed as it ends, so that CI's log shows where its time goes.
+step() {
+  local start=$SECONDS
+  "$@"
+  echo "test.sh: '$*' took $((SECONDS - start)) s"
+}
+step scripts/setup.sh
+step scripts/build.sh
+step ninja -C build  # the tests
+step scripts/build_sanitized.sh
+echo "test.sh: building took $SECONDS s"
 ctest --test-dir build --output-on-failure -j2
