@@ -6,11 +6,13 @@
 //   total = stride*(in-1) + output_padding + (k-1)*dilation + 1 - out: SAME_UPPER puts floor(total/2) first,
 //   otherwise total - floor(total/2) goes first.
 // v1 and v11 take float16/float/double (v11 only refined the text on pads and kernel_shape); v22 adds bfloat16.
-// Computed as im2col + blocked GEMM (Conv) and GEMM + col2im (ConvTranspose), in float (double for double).
+// Computed as im2col + the blocked GEMM of kernels/blocked_gemm.hpp (Conv) and that GEMM + col2im (ConvTranspose),
+// in float (double for double).
 // Fast kernels: float32 2-D Conv with constant W (and B) runs on oneDNN (kernels/conv.hpp), weights packed at
 // session creation; float32 ConvTranspose (1-D to 3-D) on oneDNN's deconvolution (kernels/conv_transpose.hpp).
 #include <mutex>
 
+#include "kernels/blocked_gemm.hpp"
 #include "kernels/conv.hpp"
 #include "kernels/conv_transpose.hpp"
 #include "kernels/gemm.hpp"
@@ -194,14 +196,14 @@ void conv_typed(KernelContext& ctx, const ConvAttrs& a) {
       const A* wg = iw.data() + gi * Mg * Kdim;
       A* yg = oy.data() + (n * M + gi * Mg) * out_size;
       if (pointwise) {
-        nn::gemm_acc<A>(Mg, out_size, Kdim, wg, Kdim, xg, in_size, yg, out_size);
+        kernels::blocked_gemm(Mg, out_size, Kdim, wg, Kdim, xg, in_size, yg, out_size);
         continue;
       }
       for (int64_t p0 = 0; p0 < out_size; p0 += chunk) {
         const int64_t p1 = std::min(out_size, p0 + chunk);
         col.resize(static_cast<size_t>(Kdim * (p1 - p0)));
         im2col_rows(xg, g, Cg, p0, p1, col.data());
-        nn::gemm_acc<A>(Mg, p1 - p0, Kdim, wg, Kdim, col.data(), p1 - p0, yg + p0, out_size);
+        kernels::blocked_gemm(Mg, p1 - p0, Kdim, wg, Kdim, col.data(), p1 - p0, yg + p0, out_size);
       }
     }
     if (b) {
@@ -344,8 +346,8 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
       for (int64_t q0 = 0; q0 < in_size; q0 += chunk) {
         const int64_t q1 = std::min(in_size, q0 + chunk), cn = q1 - q0;
         col.assign(static_cast<size_t>(rows * cn), A(0));
-        nn::gemm_acc<A>(rows, cn, Cg, wt.data() + gi * rows * Cg, Cg, ix.data() + (n * C + gi * Cg) * in_size + q0,
-                        in_size, col.data(), cn);
+        kernels::blocked_gemm(rows, cn, Cg, wt.data() + gi * rows * Cg, Cg,
+                              ix.data() + (n * C + gi * Cg) * in_size + q0, in_size, col.data(), cn);
         for (int64_t q = q0, d = static_cast<int64_t>(r); d-- > 0;) {
           start[d] = q % g.in[d];
           q /= g.in[d];

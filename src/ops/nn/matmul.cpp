@@ -4,7 +4,8 @@
 // Gemm: Y = alpha * A' * B' + beta * C with A' = transA ? A^T : A, B' likewise. v1/v6: attribute `broadcast`
 //   (C must have Y's shape unless broadcast=1; v1 also has consumed_inputs-era semantics only); v7: C broadcasts
 //   unidirectionally to (M, N); v9 adds int32/int64/uint32/uint64; v11: C is optional; v13 adds bfloat16.
-// Float types compute in float (double for double) with a blocked kernel; integers wrap like the hardware.
+// Float types compute in float (double for double) with the blocked GEMM (kernels/blocked_gemm.hpp); integers wrap
+// like the hardware.
 // Fast kernels (float32, oneDNN): a constant 2-D B (MatMul's B, Gemm's B without transA) is packed once at session
 // creation; other float32 MatMuls of rank 2..6 go to oneDNN's batched matmul. Anything else runs the reference.
 // ai.onyx FusedMatMul(A, B, Bias?, Z?) (version 1), made by the optimizer (src/opt/matmul_epilogue_fusion.cpp):
@@ -14,6 +15,7 @@
 //   oneDNN's product, Z as a sum post-op.
 #include <cstring>
 
+#include "kernels/blocked_gemm.hpp"
 #include "kernels/gemm.hpp"
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
@@ -124,8 +126,8 @@ void run_matmul(KernelContext& ctx) {
       AccIn<A, T> ia(a), ib(b);
       AccOut<A, T> oy(y);
       for (int64_t bi = 0; bi < batches; ++bi)
-        nn::gemm_acc<A>(M, N, K, ia.data() + off_a[bi] * M * K, K, ib.data() + off_b[bi] * K * N, N,
-                        oy.data() + bi * M * N, N);
+        kernels::blocked_gemm(M, N, K, ia.data() + off_a[bi] * M * K, K, ib.data() + off_b[bi] * K * N, N,
+                              oy.data() + bi * M * N, N);
       oy.commit();
     } else {
       ctx.error(cat("element type ", a.dtype(), " is not supported"));
@@ -208,8 +210,8 @@ void run_gemm(KernelContext& ctx, float alpha, float beta, bool trans_a, bool tr
           for (int64_t i = 0; i < M; ++i) at[i * K + k] = ap[k * M + i];
         ap = at.data();
       }
-      if (trans_b) nn::gemm_acc_bt<A>(M, N, K, ap, K, ib.data(), K, yp, N);
-      else nn::gemm_acc<A>(M, N, K, ap, K, ib.data(), N, yp, N);
+      if (trans_b) kernels::blocked_gemm_bt(M, N, K, ap, K, ib.data(), K, yp, N);
+      else kernels::blocked_gemm(M, N, K, ap, K, ib.data(), N, yp, N);
       const A al = static_cast<A>(alpha), be = static_cast<A>(beta);
       std::optional<AccIn<A, T>> ic;
       if (c) ic.emplace(*c);
