@@ -116,6 +116,19 @@ TEST(RunLimits, DeadlineStopsLongKernelsInsideANode) {
     const int64_t n = 2048;
     std::vector<float> a(static_cast<size_t>(n * n), 0.5f);
     cases.push_back({"MatMul", {{"A", f32({n, n}, a)}, {"B", f32({n, n}, a)}}, true, "in a matrix product"});
+    // A double one: the blocked GEMM of a normal session.
+    std::vector<double> d(a.begin(), a.end());
+    cases.push_back({"MatMul",
+                     {{"A", testing::make_tensor<double>(DataType::Double, {n, n}, d)},
+                      {"B", testing::make_tensor<double>(DataType::Double, {n, n}, d)}},
+                     false,
+                     "in a matrix product"});
+  }
+  {
+    // The reference convolution: 256 x 256 channels, 3 x 3 taps over 128 x 128 pixels, 10^10 multiply-adds.
+    const std::vector<float> x(size_t{256} * 128 * 128, 0.5f), w(size_t{256} * 256 * 9, 0.25f);
+    cases.push_back({"Conv", {{"X", f32({1, 256, 128, 128}, x)}, {"W", f32({256, 256, 3, 3}, w)}}, true,
+                     "in a convolution"});
   }
   {
     // Det of a 2048 x 2048 matrix: 2048^3 / 3 multiply-adds in double.

@@ -3,13 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
+#include <string>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "kernels/blocked_gemm.hpp"
 #include "kernels/conv.hpp"
 #include "kernels/onednn_log.hpp"
 #include "kernels/reference_compare.hpp"
+#include "ops/op_kit.hpp"
 #include "ops/op_test_util.hpp"
 
 namespace onyx {
@@ -28,16 +33,45 @@ Tensor random_floats(std::mt19937& rng, std::vector<int64_t> dims, float scale =
   return t;
 }
 
-// Relative to the largest magnitude of the reference (sums of many products round differently).
+// Random values of [-1, 1] in float type `dt` (float32 ones rounded to it).
+Tensor random_of(DataType dt, std::mt19937& rng, std::vector<int64_t> dims) {
+  const Tensor f = random_floats(rng, std::move(dims));
+  if (dt == DataType::Float) return f;
+  Tensor t = Tensor::allocate(dt, f.dims());
+  for (uint64_t i = 0; i < f.element_count(); ++i) {
+    const float v = f.data<float>()[i];
+    if (dt == DataType::Double) t.mutable_data<double>()[i] = v;
+    else if (dt == DataType::Float16) t.mutable_data<Float16>()[i] = Float16(v);
+    else if (dt == DataType::BFloat16) t.mutable_data<BFloat16>()[i] = BFloat16(v);
+    else ADD_FAILURE() << "random_of: no values of " << dt;
+  }
+  return t;
+}
+
+// How far a fast kernel's result may be from the reference's, relative to the largest |reference|. float32: sums of
+// up to a few thousand products, rounded at every step in the fast kernel, against the reference's in double.
+// float16 and bfloat16: the fast kernels sum in float32 and round to the type once, the reference in double: the
+// two roundings of nearly the same sum are at most one unit in the last place apart, 2^-10 (float16) or 2^-7
+// (bfloat16) of the value. double: a few hundred products summed in double stay far within 1e-12.
+double tolerance(DataType dt) {
+  switch (dt) {
+    case DataType::Float16: return 1.0 / 1024;
+    case DataType::BFloat16: return 1.0 / 128;
+    case DataType::Double: return 1e-12;
+    default: return 1e-5;
+  }
+}
+
+// Relative to the largest magnitude of the reference (sums of many products round differently): tolerance(type).
 void expect_close(const Datum& fast, const Datum& ref, const std::string& what) {
+  ASSERT_EQ(fast.tensor.dtype(), ref.tensor.dtype()) << what;
   ASSERT_EQ(fast.tensor.dims(), ref.tensor.dims()) << what;
-  const float* f = fast.tensor.data<float>();
-  const float* r = ref.tensor.data<float>();
-  const uint64_t n = ref.tensor.element_count();
-  float scale = 1e-6f;
-  for (uint64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(r[i]));
-  for (uint64_t i = 0; i < n; ++i)
-    ASSERT_LE(std::fabs(f[i] - r[i]), 1e-5f * scale) << what << ": element " << i << " of " << n;
+  const std::vector<double> f = ops::read_doubles(fast.tensor), r = ops::read_doubles(ref.tensor);
+  double scale = 1e-6;
+  for (double v : r) scale = std::max(scale, std::fabs(v));
+  const double rel = tolerance(ref.tensor.dtype());
+  for (size_t i = 0; i < r.size(); ++i)
+    ASSERT_LE(std::fabs(f[i] - r[i]), rel * scale) << what << ": element " << i << " of " << r.size();
 }
 
 // `primitive`: the oneDNN primitive kind the fast kernel must execute ("matmul", "convolution").
@@ -60,6 +94,25 @@ void compare_without_onednn(OneNode node, const std::string& what) {
   const std::string fast_log = onednn_log([&] { fast_out = node.run(); });
   ref_out = ref.options(reference_only()).run();
   EXPECT_EQ(fast_log.find("exec,cpu,"), std::string::npos) << what << ": a oneDNN primitive ran";
+  ASSERT_EQ(fast_out.size(), ref_out.size());
+  for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i], ref_out[i], what);
+}
+
+// The fast session computes with the blocked GEMM and no oneDNN primitive, the reference session without the
+// blocked GEMM, and they agree: the float types and shapes that oneDNN's paths leave to onyx's own loops. Both at
+// optimization level 1: from level 2 on, float16 and bfloat16 ops run in float32 (opt/half_promotion.cpp).
+void compare_on_blocked_gemm(OneNode node, const std::string& what) {
+  SessionOptions fast_options, ref_options = reference_only();
+  fast_options.optimization_level = ref_options.optimization_level = 1;
+  OneNode ref = node;
+  std::vector<Datum> fast_out, ref_out;
+  const uint64_t before = kernels::blocked_gemm_calls();
+  const std::string log = onednn_log([&] { fast_out = node.options(fast_options).run(); });
+  const uint64_t after = kernels::blocked_gemm_calls();
+  ref_out = ref.options(ref_options).run();
+  EXPECT_GT(after, before) << what << ": the blocked GEMM did not run";
+  EXPECT_EQ(kernels::blocked_gemm_calls(), after) << what << ": the reference ran the blocked GEMM";
+  EXPECT_EQ(log.find("exec,cpu,"), std::string::npos) << what << ": a oneDNN primitive ran";
   ASSERT_EQ(fast_out.size(), ref_out.size());
   for (size_t i = 0; i < ref_out.size(); ++i) expect_close(fast_out[i], ref_out[i], what);
 }
@@ -494,11 +547,11 @@ TEST(FastKernels, WinogradConvMatchesReference) {
 
 TEST(FastKernels, NhwcConvFallsBackForWhatItDidNotPack) {
   std::mt19937 rng(22);
-  // W fed at run time (not a constant): the reference path computes.
+  // W fed at run time (not a constant): Conv's blocked GEMM computes, between the transposes.
   OneNode n("NhwcConv", 1, "ai.onyx");
   n.input("X", random_floats(rng, {1, 6, 5, 4})).input("W", random_floats(rng, {3, 4, 3, 3}));
   n.attr_ints("pads", {1, 1, 1, 1}).attr_string("activation", "Relu");
-  compare_without_onednn(n, "NhwcConv with a fed W");
+  compare_on_blocked_gemm(n, "NhwcConv with a fed W");
 }
 
 // ai.onyx FusedMatMul (MatMul + bias + residual Z + activation) on oneDNN with the epilogue as post-ops, against
@@ -536,15 +589,20 @@ TEST(FastKernels, FusedMatMulMatchesReference) {
 
 TEST(FastKernels, FusedMatMulFallsBackForWhatItDidNotPack) {
   std::mt19937 rng(25);
-  // B fed at run time, and a bias that is not [N]: the reference path computes.
+  // B fed at run time, and a bias that is not [N]: the blocked GEMM, then the sums and the activation.
   OneNode fed("FusedMatMul", 1, "ai.onyx");
   fed.input("A", random_floats(rng, {3, 5})).input("B", random_floats(rng, {5, 4})).constant_input("Bias", random_floats(rng, {4}));
   fed.attr_string("activation", "Relu");
-  compare_without_onednn(fed, "FusedMatMul with a fed B");
+  compare_on_blocked_gemm(fed, "FusedMatMul with a fed B");
   OneNode wide("FusedMatMul", 1, "ai.onyx");
   wide.input("A", random_floats(rng, {3, 5})).constant_input("B", random_floats(rng, {5, 4}));
   wide.constant_input("Bias", random_floats(rng, {3, 4}));
-  compare_without_onednn(wide, "FusedMatMul with a [M, N] bias");
+  compare_on_blocked_gemm(wide, "FusedMatMul with a [M, N] bias");
+  // float16: no oneDNN kernel at all.
+  OneNode half("FusedMatMul", 1, "ai.onyx");
+  half.input("A", random_of(DataType::Float16, rng, {2, 3, 7})).constant_input("B", random_of(DataType::Float16, rng, {7, 6}));
+  half.constant_input("Bias", random_of(DataType::Float16, rng, {6})).attr_string("activation", "Tanh");
+  compare_on_blocked_gemm(half, "float16 FusedMatMul");
 }
 
 TEST(FastKernels, NhwcPoolsMatchReference) {
@@ -822,25 +880,139 @@ TEST(FastKernels, ConvTransposeMatchesReference) {
   }
 }
 
-// What oneDNN's deconvolution does not express runs the reference: an output_shape larger than the full output
-// (negative leading pads), and double.
-TEST(FastKernels, ConvTransposeFallsBackToReference) {
+// What oneDNN's deconvolution does not express runs the blocked GEMM: an output_shape larger than the full output
+// (negative leading pads).
+TEST(FastKernels, ConvTransposeFallsBackToTheBlockedGemm) {
   std::mt19937 rng(29);
   OneNode wide("ConvTranspose", 11);
   wide.input("X", random_floats(rng, {1, 2, 3, 4})).constant_input("W", random_floats(rng, {2, 3, 3, 3}));
   wide.attr_ints("strides", {2, 2}).attr_ints("output_shape", {10, 11});
-  compare_without_onednn(wide, "ConvTranspose with output_shape past the full output");
-  Tensor x = Tensor::allocate(DataType::Double, {1, 2, 4, 4}), w = Tensor::allocate(DataType::Double, {2, 2, 3, 3});
-  for (Tensor* t : {&x, &w})
-    for (uint64_t i = 0; i < t->element_count(); ++i) t->mutable_data<double>()[i] = 0.25 * static_cast<double>(i % 7);
-  OneNode d("ConvTranspose", 11);
-  d.input("X", x).constant_input("W", w).attr_ints("strides", {2, 2});
-  OneNode d_ref = d;
-  std::vector<Datum> fast, ref;
-  const std::string log = onednn_log([&] { fast = d.run(); });
-  ref = d_ref.options(reference_only()).run();
-  EXPECT_EQ(log.find("exec,cpu,"), std::string::npos) << "double ConvTranspose ran oneDNN";
-  EXPECT_EQ(values<double>(fast[0]), values<double>(ref[0]));
+  compare_on_blocked_gemm(wide, "ConvTranspose with output_shape past the full output");
+}
+
+// The float types oneDNN's paths do not take run the blocked GEMM in normal sessions: double, and float16 and
+// bfloat16 where the optimizer does not promote them to float32.
+const DataType kOtherFloats[] = {DataType::Float16, DataType::BFloat16, DataType::Double};
+
+std::string dims_str(const std::vector<int64_t>& dims) { return ops::shape_of(dims).to_string(); }
+
+TEST(FastKernels, OtherFloatTypesMatMulOnTheBlockedGemm) {
+  std::mt19937 rng(30);
+  struct Case {
+    std::vector<int64_t> a, b;
+    bool constant_b;
+  };
+  // 2-D; broadcast batch dims; 1-D A; 1-D B; sizes off the 4x8 tile.
+  const Case cases[] = {{{13, 21}, {21, 9}, true},
+                        {{2, 1, 5, 7}, {3, 7, 11}, false},
+                        {{19}, {2, 19, 6}, false},
+                        {{3, 6, 33}, {33}, true}};
+  for (DataType dt : kOtherFloats)
+    for (const Case& c : cases) {
+      OneNode n("MatMul", 13);
+      n.input("A", random_of(dt, rng, c.a));
+      if (c.constant_b) n.constant_input("B", random_of(dt, rng, c.b));
+      else n.input("B", random_of(dt, rng, c.b));
+      compare_on_blocked_gemm(n, cat(dt, " MatMul ", dims_str(c.a), " x ", dims_str(c.b)));
+    }
+  // float32 beyond oneDNN's batched matmul (rank 7).
+  OneNode deep("MatMul", 13);
+  deep.input("A", random_floats(rng, {1, 2, 1, 1, 1, 3, 5, 4})).input("B", random_floats(rng, {2, 1, 1, 1, 1, 1, 4, 6}));
+  compare_on_blocked_gemm(deep, "float MatMul of rank 8");
+}
+
+TEST(FastKernels, OtherFloatTypesGemmOnTheBlockedGemm) {
+  std::mt19937 rng(31);
+  const int64_t M = 9, K = 13, N = 10;
+  // C: none, [N], [M, 1], [M, N], a scalar.
+  const std::vector<std::optional<std::vector<int64_t>>> c_shapes = {
+      std::nullopt, std::vector<int64_t>{N}, std::vector<int64_t>{M, 1}, std::vector<int64_t>{M, N}, std::vector<int64_t>{}};
+  size_t trial = 0;
+  for (DataType dt : kOtherFloats)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        const auto& cs = c_shapes[trial++ % c_shapes.size()];
+        OneNode n("Gemm", 13);
+        n.input("A", random_of(dt, rng, ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}))
+            .constant_input("B", random_of(dt, rng, tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}));
+        if (cs) n.input("C", random_of(dt, rng, *cs));
+        n.attr_int("transA", ta).attr_int("transB", tb).attr_float("alpha", 0.75f).attr_float("beta", 1.5f);
+        compare_on_blocked_gemm(n, cat(dt, " Gemm transA ", ta, " transB ", tb, " C ", cs ? dims_str(*cs) : "none"));
+      }
+  // float32 with transA, and with a fed B (both layouts): not the packed product.
+  for (bool tb : {false, true}) {
+    OneNode t("Gemm", 13);
+    t.input("A", random_floats(rng, {K, M})).constant_input("B", random_floats(rng, tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}));
+    t.attr_int("transA", 1).attr_int("transB", tb);
+    compare_on_blocked_gemm(t, cat("float Gemm transA transB ", tb));
+    OneNode fed("Gemm", 13);
+    fed.input("A", random_floats(rng, {M, K})).input("B", random_floats(rng, tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}));
+    fed.input("C", random_floats(rng, {N})).attr_int("transB", tb);
+    compare_on_blocked_gemm(fed, cat("float Gemm with a fed B, transB ", tb));
+  }
+}
+
+// Conv-22 in the other float types: 1-D to 3-D, groups (depthwise among them), strides, dilations, uneven pads,
+// auto_pad, pointwise (1x1, which skips im2col), with and without B.
+struct ConvCase {
+  std::vector<int64_t> x;  // N, C, spatial...
+  int64_t M, k, stride, dilation, group;
+  std::vector<int64_t> pads;  // empty: auto_pad
+  const char* auto_pad;
+};
+const ConvCase kConvCases[] = {
+    {{2, 4, 23}, 6, 3, 2, 2, 2, {2, 1}, ""},
+    {{1, 3, 9, 8}, 5, 3, 1, 1, 1, {1, 0, 2, 1}, ""},
+    {{2, 6, 7, 9}, 6, 3, 2, 1, 6, {}, "SAME_UPPER"},
+    {{1, 8, 6, 5}, 12, 1, 1, 1, 2, {0, 0, 0, 0}, ""},
+    {{1, 2, 5, 4, 6}, 3, 2, 1, 2, 1, {}, "SAME_LOWER"},
+};
+
+OneNode conv_node(const char* op, DataType dt, const ConvCase& c, bool bias, std::mt19937& rng) {
+  const size_t r = c.x.size() - 2;
+  const bool transpose = std::string(op) == "ConvTranspose";
+  std::vector<int64_t> w{transpose ? c.x[1] : c.M, transpose ? c.M / c.group : c.x[1] / c.group};
+  w.insert(w.end(), r, c.k);
+  OneNode n(op, 22);
+  n.input("X", random_of(dt, rng, c.x)).constant_input("W", random_of(dt, rng, w));
+  if (bias) n.input("B", random_of(dt, rng, {c.M}));
+  n.attr_ints("strides", std::vector<int64_t>(r, c.stride))
+      .attr_ints("dilations", std::vector<int64_t>(r, c.dilation))
+      .attr_int("group", c.group);
+  if (*c.auto_pad) n.attr_string("auto_pad", c.auto_pad);
+  else n.attr_ints("pads", c.pads);
+  return n;
+}
+
+TEST(FastKernels, OtherFloatTypesConvOnTheBlockedGemm) {
+  std::mt19937 rng(32);
+  for (DataType dt : kOtherFloats)
+    for (const ConvCase& c : kConvCases)
+      for (bool bias : {false, true})
+        compare_on_blocked_gemm(conv_node("Conv", dt, c, bias, rng),
+                                cat(dt, " Conv ", dims_str(c.x), " k", c.k, " g", c.group, bias ? " +B" : ""));
+  // float32 where oneDNN's Conv does not apply: 3-D, and a fed W.
+  compare_on_blocked_gemm(conv_node("Conv", DataType::Float, kConvCases[4], true, rng), "float 3-D Conv");
+  OneNode fed("Conv", 22);
+  fed.input("X", random_floats(rng, {1, 4, 6, 7})).input("W", random_floats(rng, {5, 4, 3, 3})).attr_ints("pads", {1, 1, 1, 1});
+  compare_on_blocked_gemm(fed, "float Conv with a fed W");
+  // FusedConv in float16: Conv's own kernel, then the activation.
+  OneNode fused("FusedConv", 1, "ai.onyx");
+  fused.input("X", random_of(DataType::Float16, rng, {1, 4, 6, 7})).constant_input("W", random_of(DataType::Float16, rng, {5, 4, 3, 3}));
+  fused.attr_string("activation", "Relu");
+  compare_on_blocked_gemm(fused, "float16 FusedConv");
+}
+
+TEST(FastKernels, OtherFloatTypesConvTransposeOnTheBlockedGemm) {
+  std::mt19937 rng(33);
+  for (DataType dt : kOtherFloats)
+    for (const ConvCase& c : kConvCases)
+      for (bool bias : {false, true}) {
+        OneNode n = conv_node("ConvTranspose", dt, c, bias, rng);
+        if (c.x.size() == 4 && c.stride > 1) n.attr_ints("output_padding", {1, 0});
+        compare_on_blocked_gemm(n, cat(dt, " ConvTranspose ", dims_str(c.x), " k", c.k, " g", c.group,
+                                       bias ? " +B" : ""));
+      }
 }
 
 }  // namespace

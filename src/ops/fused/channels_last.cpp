@@ -8,7 +8,8 @@
 //   NhwcQLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B?) — QLinearConv-10
 //     (2-D) on x [N, H, W, C] (8-bit), y [N, OH, OW, M] in NHWC; the other inputs and the attributes as QLinearConv's.
 // The reference kernels transpose to NCHW, run the standard ops' reference kernels and transpose back; the fast
-// ones run oneDNN on the NHWC tensors in place.
+// ones run oneDNN on the NHWC tensors in place, and the NhwcConv runs oneDNN does not take go the reference's way
+// with Conv's blocked GEMM.
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "kernels/pool.hpp"
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
+#include "ops/nn/conv_epilogue.hpp"
 #include "ops/nn/nn_kit.hpp"
 #include "ops/nn/pool_fast.hpp"
 #include "ops/quant/qlinear_conv.hpp"
@@ -83,14 +85,14 @@ void infer_channels_last(InferContext& ctx, const OpDef& def, size_t standard_in
 class NhwcConvKernel : public Kernel {
  public:
   explicit NhwcConvKernel(const KernelInit& init) : node_(init.node), add_(init.node) {
-    conv_ = reference_kernel_as(init, standard("Conv", kConvVersion), 3);
+    conv_ = make_unpacked_conv(init);
     if (init.attrs.has("activation")) act_ = std::make_unique<ActivationStep>(init);
     prepare_fast(init);
   }
 
   void run(KernelContext& ctx) override {
     if (fast_ && fast_run(ctx)) return;
-    reference_run(ctx);
+    run_in_steps(ctx);
   }
 
   // W is packed for the static input shape: a run with that W and shape takes the fast path, which reads the pack.
@@ -193,7 +195,8 @@ class NhwcConvKernel : public Kernel {
     return true;
   }
 
-  void reference_run(KernelContext& ctx) {
+  // In NCHW: the convolution, the sum and the activation one kernel after another, as the reference defines them.
+  void run_in_steps(KernelContext& ctx) {
     const Datum x = Datum::of(permute4(ctx.input(0), kToNchw));
     std::vector<const Datum*> in{&x};
     for (size_t i = 1; i < 3; ++i) in.push_back(ctx.has_input(i) ? &ctx.input_datum(i) : nullptr);

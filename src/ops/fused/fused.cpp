@@ -124,8 +124,8 @@ class FusedConvKernel : public Kernel {
       inner.opset = kConvVersion;
       fused_ = make_conv_with_epilogue(inner, std::move(epilogue));
     }
-    // With the fused kernel, Conv's own is only the fallback: its reference (no second packed copy of W).
-    conv_ = fused_ ? reference_kernel_as(init, standard("Conv", kConvVersion), 3) : kernel_as(init, standard("Conv", kConvVersion));
+    // With the fused kernel, Conv's own is only the fallback: one that packs no second copy of W.
+    conv_ = fused_ ? make_unpacked_conv(init) : kernel_as(init, standard("Conv", kConvVersion));
   }
 
   bool keeps_copy_of_input(size_t i) const override {

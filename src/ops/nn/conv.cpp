@@ -6,17 +6,21 @@
 //   total = stride*(in-1) + output_padding + (k-1)*dilation + 1 - out: SAME_UPPER puts floor(total/2) first,
 //   otherwise total - floor(total/2) goes first.
 // v1 and v11 take float16/float/double (v11 only refined the text on pads and kernel_shape); v22 adds bfloat16.
-// Computed as im2col + blocked GEMM (Conv) and GEMM + col2im (ConvTranspose), in float (double for double).
-// Fast kernels: float32 2-D Conv with constant W (and B) runs on oneDNN (kernels/conv.hpp), weights packed at
-// session creation; float32 ConvTranspose (1-D to 3-D) on oneDNN's deconvolution (kernels/conv_transpose.hpp).
+// Reference: plain loops over the kernel taps, summed in double and rounded once.
+// Fast kernels: float32 1-D and 2-D Conv with constant W (and B) runs on oneDNN (kernels/conv.hpp), weights packed
+// at session creation; float32 ConvTranspose (1-D to 3-D) on oneDNN's deconvolution (kernels/conv_transpose.hpp).
+// Other element types and what those paths do not take run im2col + the blocked GEMM (Conv) and the blocked GEMM
+// + col2im (ConvTranspose) of kernels/blocked_gemm.hpp, in float (double for double).
 #include <mutex>
 
+#include "kernels/blocked_gemm.hpp"
 #include "kernels/conv.hpp"
 #include "kernels/conv_transpose.hpp"
 #include "kernels/gemm.hpp"
 #include "ir/tensor_alloc.hpp"
 #include "ops/nn/conv_epilogue.hpp"
 #include "ops/nn/nn_kit.hpp"
+#include "ops/nn/plain_product.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -156,9 +160,19 @@ void infer_conv(InferContext& ctx) {
   ctx.set_output(0, Type::tensor(tx.elem, s));
 }
 
-template <class T>
-void conv_typed(KernelContext& ctx, const ConvAttrs& a) {
-  using A = acc_t<T>;
+// A run of a convolution (Geom: its window) or of a transposed one (TransposeGeom): the inputs checked against
+// each other and the attributes, Y allocated.
+template <class Geom>
+struct ConvRun {
+  const Tensor& x;
+  const Tensor& w;
+  const Tensor* b;
+  Tensor& y;
+  Geom g;
+  int64_t N, C, M, G;  // images, input and output channels, groups
+};
+
+ConvRun<nn::Window> conv_run(KernelContext& ctx, const ConvAttrs& a) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
@@ -179,41 +193,146 @@ void conv_typed(KernelContext& ctx, const ConvAttrs& a) {
   Dims ydims{N, M};
   ydims.insert(ydims.end(), g.out.begin(), g.out.end());
   Tensor& y = ctx.allocate_output(0, x.dtype(), ydims);
+  return {x, w, b, y, std::move(g), N, C, M, G};
+}
+
+// Adds B (when given) to every output position of each output channel of a run's result `y` (N, M, positions).
+template <class A, class T, class Geom>
+void add_bias(const ConvRun<Geom>& c, int64_t positions, A* y) {
+  if (!c.b) return;
+  AccIn<A, T> ib(*c.b);
+  for (int64_t nm = 0; nm < c.N * c.M; ++nm) {
+    A* row = y + nm * positions;
+    const A bv = ib.data()[nm % c.M];
+    for (int64_t p = 0; p < positions; ++p) row[p] += bv;
+  }
+}
+
+// im2col and the blocked GEMM, in float (double for double).
+template <class T>
+void conv_blocked(const ConvRun<nn::Window>& c) {
+  using A = acc_t<T>;
+  const nn::Window& g = c.g;
   const int64_t in_size = product(g.in), out_size = product(g.out), kprod = product(g.kernel);
-  const int64_t Cg = C / G, Mg = M / G, Kdim = Cg * kprod;
-  if (y.element_count() == 0) return;
-  AccIn<A, T> ix(x), iw(w);
-  AccOut<A, T> oy(y);
+  const int64_t C = c.C, M = c.M, G = c.G, Cg = C / G, Mg = M / G, Kdim = Cg * kprod;
+  AccIn<A, T> ix(c.x), iw(c.w);
+  AccOut<A, T> oy(c.y);
   const bool pointwise = is_pointwise(g);
   // Output positions per im2col chunk: keeps the column buffer near 8 MiB.
   const int64_t chunk = std::max<int64_t>(64, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim));
   std::vector<A> col;
-  for (int64_t n = 0; n < N; ++n) {
+  for (int64_t n = 0; n < c.N; ++n) {
     for (int64_t gi = 0; gi < G; ++gi) {
       const A* xg = ix.data() + (n * C + gi * Cg) * in_size;
       const A* wg = iw.data() + gi * Mg * Kdim;
       A* yg = oy.data() + (n * M + gi * Mg) * out_size;
       if (pointwise) {
-        nn::gemm_acc<A>(Mg, out_size, Kdim, wg, Kdim, xg, in_size, yg, out_size);
+        kernels::blocked_gemm(Mg, out_size, Kdim, wg, Kdim, xg, in_size, yg, out_size);
         continue;
       }
       for (int64_t p0 = 0; p0 < out_size; p0 += chunk) {
         const int64_t p1 = std::min(out_size, p0 + chunk);
         col.resize(static_cast<size_t>(Kdim * (p1 - p0)));
         im2col_rows(xg, g, Cg, p0, p1, col.data());
-        nn::gemm_acc<A>(Mg, p1 - p0, Kdim, wg, Kdim, col.data(), p1 - p0, yg + p0, out_size);
-      }
-    }
-    if (b) {
-      AccIn<A, T> ib(*b);
-      for (int64_t m = 0; m < M; ++m) {
-        A* row = oy.data() + (n * M + m) * out_size;
-        const A bv = ib.data()[m];
-        for (int64_t p = 0; p < out_size; ++p) row[p] += bv;
+        kernels::blocked_gemm(Mg, p1 - p0, Kdim, wg, Kdim, col.data(), p1 - p0, yg + p0, out_size);
       }
     }
   }
+  add_bias<A, T>(c, out_size, oy.data());
   oy.commit();
+}
+
+// Kernel tap `k` (row-major over `kernel`) as one index per spatial dim.
+Dims tap_of(int64_t k, const Dims& kernel) {
+  Dims tap(kernel.size());
+  for (size_t d = kernel.size(); d-- > 0;) {
+    tap[d] = k % kernel[d];
+    k /= kernel[d];
+  }
+  return tap;
+}
+
+// For each position p of the spatial dims `from` (row-major), the row-major offset in the spatial dims `to` of
+// p * strides + tap * dilations - pads (the leading pads), or -1 where that falls outside `to`. A convolution's
+// tap reads its input there (from: output, to: input); a transposed convolution's writes its output there (from:
+// input, to: output).
+std::vector<int64_t> tap_offsets(const Dims& from, const Dims& to, const Dims& tap, const Dims& strides,
+                                 const Dims& dilations, const Dims& pads) {
+  const size_t r = from.size();
+  std::vector<int64_t> offsets(static_cast<size_t>(product(from)));
+  Dims p(r, 0);
+  for (int64_t& off : offsets) {
+    off = 0;
+    for (size_t d = 0; d < r && off >= 0; ++d) {
+      const int64_t i = p[d] * strides[d] + tap[d] * dilations[d] - pads[d];
+      off = i < 0 || i >= to[d] ? -1 : off * to[d] + i;
+    }
+    for (size_t d = r; d-- > 0;) {
+      if (++p[d] < from[d]) break;
+      p[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+// Y = the sums (N, M, positions) plus B, each rounded once to T.
+template <class T, class Geom>
+void store_with_bias(const ConvRun<Geom>& c, int64_t positions, const std::vector<double>& sums) {
+  std::optional<nn::SumIn<T>> b;
+  if (c.b) b.emplace(*c.b);
+  T* y = c.y.template mutable_data<T>();
+  for (int64_t nm = 0; nm < c.N * c.M; ++nm) {
+    const double bv = b ? b->data()[nm % c.M] : 0.0;
+    for (int64_t p = nm * positions; p < (nm + 1) * positions; ++p) y[p] = nn::store_sum<T>(sums[p] + bv);
+  }
+}
+
+// The reference, for both: for each kernel tap, each output channel and each input channel of its group, the
+// weight times the input positions, summed in double into the output positions that the tap pairs them with. A
+// convolution's output position reads the input where the tap lands; a transposed convolution's input position
+// writes the output there.
+template <class T, bool kTranspose, class Geom>
+void conv_plain(const ConvRun<Geom>& c) {
+  const Geom& g = c.g;
+  const int64_t in_size = product(g.in), out_size = product(g.out), kprod = product(g.kernel);
+  const int64_t C = c.C, M = c.M, Cg = C / c.G, Mg = M / c.G;
+  nn::SumIn<T> x(c.x), w(c.w);
+  std::vector<double> sums(static_cast<size_t>(c.N * M * out_size), 0.0);
+  nn::LimitsCheck limits("in a convolution");
+  for (int64_t k = 0; k < kprod; ++k) {
+    const Dims tap = tap_of(k, g.kernel);
+    const std::vector<int64_t> at = kTranspose ? tap_offsets(g.in, g.out, tap, g.strides, g.dilations, g.pads)
+                                               : tap_offsets(g.out, g.in, tap, g.strides, g.dilations, g.pads);
+    for (int64_t n = 0; n < c.N; ++n)
+      for (int64_t m = 0; m < M; ++m) {
+        double* acc = sums.data() + (n * M + m) * out_size;
+        const int64_t gi = m / Mg;
+        for (int64_t ci = 0; ci < Cg; ++ci) {
+          // W is (M, C / group, kernel...), or (C, M / group, kernel...) when transposed.
+          const double wv = w.data()[(kTranspose ? (gi * Cg + ci) * Mg + m % Mg : m * Cg + ci) * kprod + k];
+          const double* xc = x.data() + (n * C + gi * Cg + ci) * in_size;
+          if constexpr (kTranspose) {
+            for (int64_t q = 0; q < in_size; ++q)
+              if (at[q] >= 0) acc[at[q]] += wv * xc[q];
+          } else {
+            for (int64_t p = 0; p < out_size; ++p)
+              if (at[p] >= 0) acc[p] += wv * xc[at[p]];
+          }
+          limits.add(kTranspose ? in_size : out_size);
+        }
+      }
+  }
+  store_with_bias<T>(c, out_size, sums);
+}
+
+void run_conv(KernelContext& ctx, const ConvAttrs& a, nn::Loops loops) {
+  nn::visit_float(ctx.input(0).dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const ConvRun<nn::Window> c = conv_run(ctx, a);
+    if (c.y.element_count() == 0) return;
+    if (loops == nn::Loops::Blocked) conv_blocked<T>(c);
+    else conv_plain<T, false>(c);
+  });
 }
 
 // ---- ConvTranspose ----
@@ -303,9 +422,7 @@ void infer_conv_transpose(InferContext& ctx) {
   ctx.set_output(0, Type::tensor(tx.elem, s));
 }
 
-template <class T>
-void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
-  using A = acc_t<T>;
+ConvRun<TransposeGeom> conv_transpose_run(KernelContext& ctx, const ConvAttrs& a) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
@@ -316,7 +433,7 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
   const int64_t N = x.dims()[0], C = x.dims()[1], G = a.group;
   if (w.dims()[0] != C) ctx.error(cat("W has ", w.dims()[0], " input channels, X has ", C));
   if (C % G != 0) ctx.error(cat("input channels ", C, " are not divisible by group ", G));
-  const int64_t Mg = w.dims()[1], M = Mg * G, Cg = C / G;
+  const int64_t M = w.dims()[1] * G;
   if (b) {
     if (b->dtype() != x.dtype()) ctx.error(cat("B has element type ", b->dtype(), ", X has ", x.dtype()));
     if (b->dims() != Dims{M}) ctx.error(cat("B has shape ", shape_of(b->dims()).to_string(), ", expected [", M, "]"));
@@ -325,27 +442,38 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
   Dims ydims{N, M};
   ydims.insert(ydims.end(), g.out.begin(), g.out.end());
   Tensor& y = ctx.allocate_output(0, x.dtype(), ydims);
-  if (y.element_count() == 0) return;
+  return {x, w, b, y, std::move(g), N, C, M, G};
+}
+
+// The blocked GEMM (W^T times a chunk of input positions) and col2im, in float (double for double).
+template <class T>
+void conv_transpose_blocked(const ConvRun<TransposeGeom>& c) {
+  using A = acc_t<T>;
+  const TransposeGeom& g = c.g;
+  const size_t r = g.in.size();
+  const int64_t C = c.C, M = c.M, G = c.G, Cg = C / G, Mg = M / G;
   const int64_t in_size = product(g.in), out_size = product(g.out), kprod = product(g.kernel);
   const int64_t rows = Mg * kprod;
-  AccIn<A, T> ix(x), iw(w);
-  AccOut<A, T> oy(y);
+  AccIn<A, T> ix(c.x), iw(c.w);
+  AccOut<A, T> oy(c.y);
   // W_g^T: (Mg*kprod) x Cg for each group.
   std::vector<A> wt(static_cast<size_t>(G * rows * Cg));
   for (int64_t gi = 0; gi < G; ++gi)
-    for (int64_t c = 0; c < Cg; ++c)
-      for (int64_t q = 0; q < rows; ++q) wt[(gi * rows + q) * Cg + c] = iw.data()[((gi * Cg + c) * rows) + q];
+    for (int64_t ci = 0; ci < Cg; ++ci)
+      for (int64_t q = 0; q < rows; ++q) wt[(gi * rows + q) * Cg + ci] = iw.data()[((gi * Cg + ci) * rows) + q];
+  std::vector<Dims> taps;
+  for (int64_t k = 0; k < kprod; ++k) taps.push_back(tap_of(k, g.kernel));
   // Input positions per GEMM + col2im chunk: keeps the column buffer near 8 MiB.
   const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, rows));
   std::vector<A> col;
-  Dims kc(r), idx(r), start(r);
-  for (int64_t n = 0; n < N; ++n) {
+  Dims idx(r), start(r);
+  for (int64_t n = 0; n < c.N; ++n) {
     for (int64_t gi = 0; gi < G; ++gi) {
       for (int64_t q0 = 0; q0 < in_size; q0 += chunk) {
         const int64_t q1 = std::min(in_size, q0 + chunk), cn = q1 - q0;
         col.assign(static_cast<size_t>(rows * cn), A(0));
-        nn::gemm_acc<A>(rows, cn, Cg, wt.data() + gi * rows * Cg, Cg, ix.data() + (n * C + gi * Cg) * in_size + q0,
-                        in_size, col.data(), cn);
+        kernels::blocked_gemm(rows, cn, Cg, wt.data() + gi * rows * Cg, Cg,
+                              ix.data() + (n * C + gi * Cg) * in_size + q0, in_size, col.data(), cn);
         for (int64_t q = q0, d = static_cast<int64_t>(r); d-- > 0;) {
           start[d] = q % g.in[d];
           q /= g.in[d];
@@ -354,11 +482,7 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
         for (int64_t m = 0; m < Mg; ++m) {
           A* ym = oy.data() + (n * M + gi * Mg + m) * out_size;
           for (int64_t k = 0; k < kprod; ++k) {
-            int64_t t = k;
-            for (size_t d = r; d-- > 0;) {
-              kc[d] = t % g.kernel[d];
-              t /= g.kernel[d];
-            }
+            const Dims& kc = taps[k];
             const A* src = col.data() + (m * kprod + k) * cn;
             idx = start;
             for (int64_t q = 0; q < cn; ++q) {
@@ -382,18 +506,22 @@ void conv_transpose_typed(KernelContext& ctx, const ConvAttrs& a) {
         }
       }
     }
-    if (b) {
-      AccIn<A, T> ib(*b);
-      for (int64_t m = 0; m < M; ++m) {
-        A* row = oy.data() + (n * M + m) * out_size;
-        for (int64_t p = 0; p < out_size; ++p) row[p] += ib.data()[m];
-      }
-    }
   }
+  add_bias<A, T>(c, out_size, oy.data());
   oy.commit();
 }
 
-// Float32 1-D and 2-D Conv with constant W (and constant or no B) on oneDNN; other runs take the reference path. A
+void run_conv_transpose(KernelContext& ctx, const ConvAttrs& a, nn::Loops loops) {
+  nn::visit_float(ctx.input(0).dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const ConvRun<TransposeGeom> c = conv_transpose_run(ctx, a);
+    if (c.y.element_count() == 0) return;
+    if (loops == nn::Loops::Blocked) conv_transpose_blocked<T>(c);
+    else conv_plain<T, true>(c);
+  });
+}
+
+// Float32 1-D and 2-D Conv with constant W (and constant or no B) on oneDNN; other runs take the blocked GEMM. A
 // 1-D convolution (audio front ends: spectrograms as strided convolutions over a signal) runs as a 2-D one over a
 // single row.
 class FastConv : public Kernel {
@@ -409,7 +537,8 @@ class FastConv : public Kernel {
   bool keeps_copy_of_input(size_t i) const override { return i == 1 && prepared_; }
 
   void run(KernelContext& ctx) override {
-    if (!run_fast(ctx)) conv_typed<float>(ctx, a_);  // validates and reports like the reference, or computes the odd case
+    // The blocked path validates and reports like the reference, and computes the odd case.
+    if (!run_fast(ctx)) run_conv(ctx, a_, nn::Loops::Blocked);
   }
 
   // False (nothing set) where this run's inputs are not the case the fast path takes.
@@ -519,14 +648,10 @@ class FastConv : public Kernel {
   std::map<std::array<int64_t, 2>, std::optional<Geometry>> geometries_;  // by spatial size (-1: 1-D)
 };
 
-void reference_conv_transpose(KernelContext& ctx, const ConvAttrs& a) {
-  nn::visit_float(ctx.input(0).dtype(), [&](auto tag) { conv_transpose_typed<decltype(tag)>(ctx, a); });
-}
-
 // Float32 ConvTranspose (1-D to 3-D) on oneDNN's deconvolution. A constant W is packed once (with the primitive
 // for a static input shape at session creation); a fed W (or a feed replacing the constant one) is reordered at
-// each run. Other element types, inputs the reference must report on, and geometries oneDNN does not take
-// (negative leading pads from output_shape) run the reference kernel.
+// each run. Other element types, inputs the checks must report on, and geometries oneDNN does not take (negative
+// leading pads from output_shape) run the blocked GEMM.
 class FastConvTranspose : public Kernel {
  public:
   FastConvTranspose(ConvAttrs a, const KernelInit& init) : a_(std::move(a)) {
@@ -555,12 +680,12 @@ class FastConvTranspose : public Kernel {
         packed_->prepare(sizes((*xd)[0], g, has_b));
       }
     } catch (const Error&) {
-      // Attributes the reference rejects: it reports them, with the input it gets.
+      // Attributes the run's checks reject: they report them, with the input they get.
     }
   }
 
   void run(KernelContext& ctx) override {
-    if (!fast_run(ctx)) reference_conv_transpose(ctx, a_);
+    if (!fast_run(ctx)) run_conv_transpose(ctx, a_, nn::Loops::Blocked);
   }
 
  private:
@@ -585,7 +710,7 @@ class FastConvTranspose : public Kernel {
     return *it->second;
   }
 
-  // False when the reference must compute (or report on) this run's inputs.
+  // False when the blocked path must compute (or report on) this run's inputs.
   bool fast_run(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
@@ -710,21 +835,25 @@ std::unique_ptr<FastConv> fast_conv(const KernelInit& init, kernels::Epilogue ep
   return nullptr;
 }
 
+// onyx's own loops for a Conv (or ConvTranspose) node: the reference's with reference_only, else the blocked GEMM.
+template <bool kTranspose>
+std::unique_ptr<Kernel> own_conv_kernel(const KernelInit& init) {
+  const ConvAttrs a = read_conv_attrs(init.attrs, kTranspose);
+  const nn::Loops loops = init.reference_only ? nn::Loops::Plain : nn::Loops::Blocked;
+  return make_kernel([a, loops](KernelContext& ctx) {
+    if constexpr (kTranspose) run_conv_transpose(ctx, a, loops);
+    else run_conv(ctx, a, loops);
+  });
+}
+
 template <bool kTranspose>
 std::unique_ptr<Kernel> conv_kernel(const KernelInit& init) {
-  ConvAttrs a = read_conv_attrs(init.attrs, kTranspose);
   if constexpr (!kTranspose) {
     if (auto k = fast_conv(init, {})) return k;
   } else {
-    if (!init.reference_only) return std::make_unique<FastConvTranspose>(a, init);
+    if (!init.reference_only) return std::make_unique<FastConvTranspose>(read_conv_attrs(init.attrs, true), init);
   }
-  return make_kernel([a](KernelContext& ctx) {
-    nn::visit_float(ctx.input(0).dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (kTranspose) conv_transpose_typed<T>(ctx, a);
-      else conv_typed<T>(ctx, a);
-    });
-  });
+  return own_conv_kernel<kTranspose>(init);
 }
 
 class FastConvWithEpilogue : public ConvWithEpilogue {
@@ -743,6 +872,8 @@ std::unique_ptr<ConvWithEpilogue> make_conv_with_epilogue(const KernelInit& init
   auto conv = fast_conv(init, std::move(epilogue));
   return conv ? std::make_unique<FastConvWithEpilogue>(std::move(conv)) : nullptr;
 }
+
+std::unique_ptr<Kernel> make_unpacked_conv(const KernelInit& init) { return own_conv_kernel<false>(init); }
 
 void register_conv(Registry& r) {
   using D = DataType;

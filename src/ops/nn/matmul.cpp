@@ -4,9 +4,12 @@
 // Gemm: Y = alpha * A' * B' + beta * C with A' = transA ? A^T : A, B' likewise. v1/v6: attribute `broadcast`
 //   (C must have Y's shape unless broadcast=1; v1 also has consumed_inputs-era semantics only); v7: C broadcasts
 //   unidirectionally to (M, N); v9 adds int32/int64/uint32/uint64; v11: C is optional; v13 adds bfloat16.
-// Float types compute in float (double for double) with a blocked kernel; integers wrap like the hardware.
-// Fast kernels (float32, oneDNN): a constant 2-D B (MatMul's B, Gemm's B without transA) is packed once at session
-// creation; other float32 MatMuls of rank 2..6 go to oneDNN's batched matmul. Anything else runs the reference.
+// Reference: plain loops (ops/nn/plain_product.hpp), float types summed in double and rounded once; integers wrap
+// like the hardware.
+// Fast kernels: float32 on oneDNN, a constant 2-D B (MatMul's B, Gemm's B without transA) packed once at session
+// creation, other float32 MatMuls of rank 2..6 on oneDNN's batched matmul. Other float types and what those paths
+// do not take run the blocked GEMM (kernels/blocked_gemm.hpp) in float (double for double); integers the
+// reference's loops.
 // ai.onyx FusedMatMul(A, B, Bias?, Z?) (version 1), made by the optimizer (src/opt/matmul_epilogue_fusion.cpp):
 //   Y = activation(MatMul(A, B) + Bias + Z), the sums as Add-14's (Bias is usually [N], Z Y's shape), the
 //   activation named by `activation` / `activation_params` as FusedConv's. The reference runs MatMul-13, Add-14
@@ -14,10 +17,12 @@
 //   oneDNN's product, Z as a sum post-op.
 #include <cstring>
 
+#include "kernels/blocked_gemm.hpp"
 #include "kernels/gemm.hpp"
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
 #include "ops/nn/nn_kit.hpp"
+#include "ops/nn/plain_product.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -26,12 +31,6 @@ namespace {
 using nn::acc_t;
 using nn::AccIn;
 using nn::AccOut;
-
-template <class T>
-T wrap_mul_add(T acc, T a, T b) {
-  using U = wide_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
-}
 
 // ---- MatMul ----
 
@@ -88,7 +87,7 @@ void infer_matmul(InferContext& ctx) {
   ctx.set_output(0, Type::tensor(ta.elem, s));
 }
 
-void run_matmul(KernelContext& ctx) {
+void run_matmul(KernelContext& ctx, nn::Loops loops) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   if (a.dtype() != b.dtype()) ctx.error(cat("inputs have different element types ", a.dtype(), " and ", b.dtype()));
@@ -107,26 +106,29 @@ void run_matmul(KernelContext& ctx) {
   const int64_t M = g.M, K = g.K, N = g.N;
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      const T* pa = a.data<T>();
-      const T* pb = b.data<T>();
+    if constexpr (is_float_like_v<T>) {
+      if (loops == nn::Loops::Blocked) {
+        using A = acc_t<T>;
+        AccIn<A, T> ia(a), ib(b);
+        AccOut<A, T> oy(y);
+        for (int64_t bi = 0; bi < batches; ++bi)
+          kernels::blocked_gemm(M, N, K, ia.data() + off_a[bi] * M * K, K, ib.data() + off_b[bi] * K * N, N,
+                                oy.data() + bi * M * N, N);
+        oy.commit();
+        return;
+      }
+    }
+    if constexpr (is_float_like_v<T> || (std::is_integral_v<T> && !std::is_same_v<T, bool>)) {
+      // Integers take these loops on either path: their sums are exact.
+      nn::SumIn<T> ia(a), ib(b);
+      std::vector<nn::sum_t<T>> sums(static_cast<size_t>(M * N));
+      nn::LimitsCheck limits("in a matrix product");
       T* py = y.mutable_data<T>();
       for (int64_t bi = 0; bi < batches; ++bi) {
-        const T* am = pa + off_a[bi] * M * K;
-        const T* bm = pb + off_b[bi] * K * N;
-        T* ym = py + bi * M * N;
-        for (int64_t i = 0; i < M; ++i)
-          for (int64_t k = 0; k < K; ++k)
-            for (int64_t j = 0; j < N; ++j) ym[i * N + j] = wrap_mul_add(ym[i * N + j], am[i * K + k], bm[k * N + j]);
+        nn::plain_product(M, N, K, ia.data() + off_a[bi] * M * K, K, 1, ib.data() + off_b[bi] * K * N, N, 1,
+                          sums.data(), limits);
+        for (int64_t i = 0; i < M * N; ++i) py[bi * M * N + i] = nn::store_sum<T>(sums[i]);
       }
-    } else if constexpr (std::is_floating_point_v<T> || is_small_float_v<T>) {
-      using A = acc_t<T>;
-      AccIn<A, T> ia(a), ib(b);
-      AccOut<A, T> oy(y);
-      for (int64_t bi = 0; bi < batches; ++bi)
-        nn::gemm_acc<A>(M, N, K, ia.data() + off_a[bi] * M * K, K, ib.data() + off_b[bi] * K * N, N,
-                        oy.data() + bi * M * N, N);
-      oy.commit();
     } else {
       ctx.error(cat("element type ", a.dtype(), " is not supported"));
     }
@@ -154,7 +156,8 @@ void infer_gemm(InferContext& ctx) {
   ctx.set_output(0, Type::tensor(ta.elem, s));
 }
 
-void run_gemm(KernelContext& ctx, float alpha, float beta, bool trans_a, bool trans_b, bool legacy_strict) {
+void run_gemm(KernelContext& ctx, nn::Loops loops, float alpha, float beta, bool trans_a, bool trans_b,
+              bool legacy_strict) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   if (a.dims().size() != 2 || b.dims().size() != 2)
@@ -181,45 +184,59 @@ void run_gemm(KernelContext& ctx, float alpha, float beta, bool trans_a, bool tr
   if (M == 0 || N == 0) return;
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      const T* pa = a.data<T>();
-      const T* pb = b.data<T>();
-      T* py = y.mutable_data<T>();
-      const T al = static_cast<T>(alpha), be = static_cast<T>(beta);
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) {
-          T s = 0;
+    if constexpr (is_float_like_v<T>) {
+      if (loops == nn::Loops::Blocked) {
+        using A = acc_t<T>;
+        AccIn<A, T> ia(a), ib(b);
+        AccOut<A, T> oy(y);
+        A* yp = oy.data();
+        const A* ap = ia.data();
+        std::vector<A> at;
+        if (trans_a) {  // A is stored (K, M): transpose it once
+          at.resize(static_cast<size_t>(M * K));
           for (int64_t k = 0; k < K; ++k)
-            s = wrap_mul_add(s, pa[trans_a ? k * M + i : i * K + k], pb[trans_b ? j * K + k : k * N + j]);
-          T r = wrap_mul_add(T(0), al, s);
-          if (c) r = wrap_mul_add(r, be, c->data<T>()[i * cs[0] + j * cs[1]]);
-          py[i * N + j] = r;
+            for (int64_t i = 0; i < M; ++i) at[i * K + k] = ap[k * M + i];
+          ap = at.data();
         }
-    } else if constexpr (std::is_floating_point_v<T> || is_small_float_v<T>) {
-      using A = acc_t<T>;
-      AccIn<A, T> ia(a), ib(b);
-      AccOut<A, T> oy(y);
-      A* yp = oy.data();
-      const A* ap = ia.data();
-      std::vector<A> at;
-      if (trans_a) {  // A is stored (K, M): transpose it once
-        at.resize(static_cast<size_t>(M * K));
-        for (int64_t k = 0; k < K; ++k)
-          for (int64_t i = 0; i < M; ++i) at[i * K + k] = ap[k * M + i];
-        ap = at.data();
+        if (trans_b) kernels::blocked_gemm_bt(M, N, K, ap, K, ib.data(), K, yp, N);
+        else kernels::blocked_gemm(M, N, K, ap, K, ib.data(), N, yp, N);
+        const A al = static_cast<A>(alpha), be = static_cast<A>(beta);
+        std::optional<AccIn<A, T>> ic;
+        if (c) ic.emplace(*c);
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            A v = al * yp[i * N + j];
+            if (c) v += be * ic->data()[i * cs[0] + j * cs[1]];
+            yp[i * N + j] = v;
+          }
+        oy.commit();
+        return;
       }
-      if (trans_b) nn::gemm_acc_bt<A>(M, N, K, ap, K, ib.data(), K, yp, N);
-      else nn::gemm_acc<A>(M, N, K, ap, K, ib.data(), N, yp, N);
-      const A al = static_cast<A>(alpha), be = static_cast<A>(beta);
-      std::optional<AccIn<A, T>> ic;
+    }
+    if constexpr (is_float_like_v<T> || (std::is_integral_v<T> && !std::is_same_v<T, bool>)) {
+      // Integers take these loops on either path: their sums are exact.
+      using S = nn::sum_t<T>;
+      nn::SumIn<T> ia(a), ib(b);
+      std::vector<S> sums(static_cast<size_t>(M * N));
+      nn::LimitsCheck limits("in a matrix product");
+      // a(i, k) and b(k, j) through the strides of the stored layouts.
+      nn::plain_product(M, N, K, ia.data(), trans_a ? 1 : K, trans_a ? M : 1, ib.data(), trans_b ? 1 : N,
+                        trans_b ? K : 1, sums.data(), limits);
+      std::optional<nn::SumIn<T>> ic;
       if (c) ic.emplace(*c);
+      // Integer products scale by alpha and beta truncated to T (the product's type is the inputs').
+      auto scalar = [](float v) -> S {
+        if constexpr (is_float_like_v<T>) return v;
+        else return static_cast<T>(v);
+      };
+      const S al = scalar(alpha), be = scalar(beta);
+      T* py = y.mutable_data<T>();
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
-          A v = al * yp[i * N + j];
-          if (c) v += be * ic->data()[i * cs[0] + j * cs[1]];
-          yp[i * N + j] = v;
+          S v = nn::mul_add(S(0), al, sums[i * N + j]);
+          if (c) v = nn::mul_add(v, be, ic->data()[i * cs[0] + j * cs[1]]);
+          py[i * N + j] = nn::store_sum<T>(v);
         }
-      oy.commit();
     } else {
       ctx.error(cat("element type ", a.dtype(), " is not supported"));
     }
@@ -296,7 +313,7 @@ class FastMatMul : public Kernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.dtype() != DataType::Float || b.dtype() != DataType::Float || a.dims().empty() || b.dims().empty())
-      return run_matmul(ctx);
+      return run_matmul(ctx, nn::Loops::Blocked);
     const MatMulGeom g = matmul_geom(a.dims(), b.dims());
     if (b_.matches(b)) {
       // Every row of every batch of A against the one B: a single [rows, K] x [K, N] product.
@@ -307,7 +324,7 @@ class FastMatMul : public Kernel {
     }
     const size_t rank = std::max(a.dims().size(), b.dims().size());
     if (a.dims().size() < 2 || b.dims().size() < 2 || rank > 6 || g.M == 0 || g.N == 0 || g.K == 0)
-      return run_matmul(ctx);
+      return run_matmul(ctx, nn::Loops::Blocked);
     Dims ad = a.dims(), bd = b.dims();
     ad.insert(ad.begin(), rank - ad.size(), 1);
     bd.insert(bd.begin(), rank - bd.size(), 1);
@@ -322,8 +339,9 @@ class FastMatMul : public Kernel {
 
 class FastGemm : public Kernel {
  public:
-  FastGemm(PackedB b, const Tensor* c, std::function<void(KernelContext&)> reference)
-      : b_(std::move(b)), c_(c), reference_(std::move(reference)) {}
+  // `blocked`: the blocked GEMM's kernel, for the runs the packed product does not take.
+  FastGemm(PackedB b, const Tensor* c, std::function<void(KernelContext&)> blocked)
+      : b_(std::move(b)), c_(c), blocked_(std::move(blocked)) {}
   bool keeps_copy_of_input(size_t i) const override { return i == 1 && b_.prepared; }
   void run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
@@ -332,7 +350,7 @@ class FastGemm : public Kernel {
     const bool same_c = c ? (c_ && c->bytes().data() == c_->bytes().data()) : !c_;
     if (a.dtype() != DataType::Float || a.dims().size() != 2 || !b_.matches(ctx.input(1)) || !same_c ||
         a.dims()[1] != b_.gemm->K())
-      return reference_(ctx);
+      return blocked_(ctx);
     ctx.set_output(0, allocate_for_overwrite(DataType::Float, {a.dims()[0], b_.gemm->N()}));
     Tensor& y = ctx.outputs()[0].tensor;
     b_.gemm->run(a.data<float>(), a.dims()[0], y.mutable_data<float>());
@@ -341,7 +359,7 @@ class FastGemm : public Kernel {
  private:
   PackedB b_;
   const Tensor* c_;
-  std::function<void(KernelContext&)> reference_;
+  std::function<void(KernelContext&)> blocked_;
 };
 
 // The MatMul version FusedMatMul stands for.
@@ -350,7 +368,10 @@ constexpr int kFusedMatMulVersion = 13;
 class FusedMatMulKernel : public Kernel {
  public:
   explicit FusedMatMulKernel(const KernelInit& init) : node_(init.node), add_(init.node) {
-    mm_ = reference_kernel_as(init, standard("MatMul", kFusedMatMulVersion), 2);
+    // The product of the runs the fast kernel does not take: the blocked GEMM, or with reference_only MatMul's
+    // reference loops.
+    const nn::Loops loops = init.reference_only ? nn::Loops::Plain : nn::Loops::Blocked;
+    mm_ = make_kernel([loops](KernelContext& ctx) { run_matmul(ctx, loops); });
     if (init.attrs.has("activation")) act_ = std::make_unique<ActivationStep>(init);
     if (!init.reference_only) prepare_fast(init);
   }
@@ -359,7 +380,7 @@ class FusedMatMulKernel : public Kernel {
 
   void run(KernelContext& ctx) override {
     if (b_.gemm && fast_run(ctx)) return;
-    reference_run(ctx);
+    run_in_steps(ctx);
   }
 
  private:
@@ -424,7 +445,8 @@ class FusedMatMulKernel : public Kernel {
     return true;
   }
 
-  void reference_run(KernelContext& ctx) {
+  // The product, the sums and the activation one kernel after another, as the reference defines them.
+  void run_in_steps(KernelContext& ctx) {
     std::vector<Datum> y = run_on(*mm_, node_, kFusedMatMulVersion, {&ctx.input_datum(0), &ctx.input_datum(1)}, 1);
     for (size_t i = 2; i < 4; ++i) {
       if (!ctx.has_input(i)) continue;
@@ -477,7 +499,7 @@ void register_matmul(Registry& r) {
   fib.push_back(D::BFloat16);
 
   auto mm_kernel = [](const KernelInit& init) -> std::unique_ptr<Kernel> {
-    if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul(ctx); });
+    if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul(ctx, nn::Loops::Plain); });
     return std::make_unique<FastMatMul>(prepared(pack_b(init.input_value(1), false, {}, 1.0f), init, false));
   };
   add_versions(r, "", "MatMul", {1}, {{{0, 1}, f}}, infer_matmul, mm_kernel);
@@ -489,18 +511,20 @@ void register_matmul(Registry& r) {
     const bool ta = init.attrs.get_int("transA", 0) != 0, tb = init.attrs.get_int("transB", 0) != 0;
     const bool strict = init.opset < 7 && init.attrs.get_int("broadcast", 0) == 0;
     const bool c_optional = init.opset >= 11;
-    auto reference = [=](KernelContext& ctx) {
+    // onyx's own loops: the reference's, or the blocked GEMM for what oneDNN's path does not take.
+    const nn::Loops loops = init.reference_only ? nn::Loops::Plain : nn::Loops::Blocked;
+    auto own = [=](KernelContext& ctx) {
       if (!c_optional && !ctx.has_input(2)) ctx.error("input C is required before opset 11");
-      run_gemm(ctx, alpha, beta, ta, tb, strict);
+      run_gemm(ctx, loops, alpha, beta, ta, tb, strict);
     };
     const Tensor* b = init.input_value(1);
     const Tensor* c = init.node.inputs.size() > 2 ? init.input_value(2) : nullptr;
     const bool c_given = init.node.inputs.size() > 2 && init.node.inputs[2];
     if (init.reference_only || ta || !b || b->dims().size() != 2 || (c_given && !c) || (!c_optional && !c_given))
-      return make_kernel(reference);
+      return make_kernel(own);
     auto bias = gemm_bias(c, b->dims()[tb ? 0 : 1], beta);
-    if (!bias) return make_kernel(reference);
-    return std::make_unique<FastGemm>(prepared(pack_b(b, tb, std::move(*bias), alpha), init, true), c, reference);
+    if (!bias) return make_kernel(own);
+    return std::make_unique<FastGemm>(prepared(pack_b(b, tb, std::move(*bias), alpha), init, true), c, own);
   };
   add_versions(r, "", "Gemm", {1, 6, 7}, {{{0, 1, 2}, f}}, infer_gemm, gemm_kernel);
   add_versions(r, "", "Gemm", {9, 11}, {{{0, 1, 2}, fi}}, infer_gemm, gemm_kernel);
