@@ -8,7 +8,6 @@
 #include "ir/spec_table.hpp"
 #include "ir/tensor_alloc.hpp"
 #include "ops/fused/fused.hpp"
-#include "ops/nn/float_store.hpp"
 #include "ops/op_kit.hpp"
 #include "ops/registry.hpp"
 

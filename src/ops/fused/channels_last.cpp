@@ -17,8 +17,8 @@
 #include "kernels/pool.hpp"
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
-#include "ops/nn/nn_kit.hpp"
 #include "ops/nn/pool_fast.hpp"
+#include "ops/nn/window.hpp"
 #include "ops/quant/qlinear_conv.hpp"
 #include "ir/tensor_alloc.hpp"
 

@@ -28,7 +28,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"
-#include "ops/nn/float_store.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -374,17 +374,17 @@ void infer_attention(InferContext& ctx) {
     if (qh_attr <= 0 || kvh_attr <= 0) ctx.error("3-D inputs need positive q_num_heads and kv_num_heads");
     const Dim batch = dim_of(ctx, 0, 0), q_seq = dim_of(ctx, 0, 1), kv_seq = dim_of(ctx, 1, 1);
     Dim v_hidden;
-    if (auto vh = static_dim(ctx, 2, 2)) {
+    if (auto vh = dim_of(ctx, 2, 2).value) {
       if (*vh % kvh_attr != 0) ctx.error(cat("V hidden size ", *vh, " is not a multiple of kv_num_heads ", kvh_attr));
       v_hidden = known_dim(*vh / kvh_attr * qh_attr);
     }
     y = shape_from({batch, q_seq, v_hidden});
     Dim head, v_head;
-    if (auto qd = static_dim(ctx, 0, 2)) {
+    if (auto qd = dim_of(ctx, 0, 2).value) {
       if (*qd % qh_attr != 0) ctx.error(cat("Q hidden size ", *qd, " is not a multiple of q_num_heads ", qh_attr));
       head = known_dim(*qd / qh_attr);
     }
-    if (auto vh = static_dim(ctx, 2, 2)) v_head = known_dim(*vh / kvh_attr);
+    if (auto vh = dim_of(ctx, 2, 2).value) v_head = known_dim(*vh / kvh_attr);
     const Dim total = ctx.has_input(4) ? add_dims(dim_of(ctx, 4, 2), kv_seq) : kv_seq;
     pk = shape_from({batch, known_dim(kvh_attr), total, head});
     pv = shape_from({batch, known_dim(kvh_attr), total, v_head});
@@ -392,7 +392,7 @@ void infer_attention(InferContext& ctx) {
   } else if (rank == 4) {
     const Dim batch = dim_of(ctx, 0, 0), qh = dim_of(ctx, 0, 1), q_seq = dim_of(ctx, 0, 2);
     const Dim kvh = dim_of(ctx, 1, 1), kv_seq = dim_of(ctx, 1, 2);
-    auto sq = static_dim(ctx, 0, 1), sk = static_dim(ctx, 1, 1);
+    auto sq = dim_of(ctx, 0, 1).value, sk = dim_of(ctx, 1, 1).value;
     if (sq && sk && (*sk <= 0 || *sq % *sk != 0)) ctx.error(cat("q heads ", *sq, " must be a multiple of kv heads ", *sk));
     y = shape_from({batch, qh, q_seq, dim_of(ctx, 2, 3)});
     const Dim total = ctx.has_input(4) ? add_dims(dim_of(ctx, 4, 2), kv_seq) : kv_seq;
@@ -607,12 +607,12 @@ void infer_linear(InferContext& ctx) {
     if (r >= 0 && r != 3) ctx.error(cat("input ", i, " must be 3-D [B, T, H*D], got rank ", r));
   }
   Dim dk, dv;
-  if (auto qd = static_dim(ctx, 0, 2)) {
+  if (auto qd = dim_of(ctx, 0, 2).value) {
     if (*qd % hq != 0) ctx.error(cat("query last dim ", *qd, " is not a multiple of q_num_heads ", hq));
     dk = known_dim(*qd / hq);
   }
   Dim out_last;
-  if (auto vd = static_dim(ctx, 2, 2)) {
+  if (auto vd = dim_of(ctx, 2, 2).value) {
     if (*vd % hk != 0) ctx.error(cat("value last dim ", *vd, " is not a multiple of kv_num_heads ", hk));
     dv = known_dim(*vd / hk);
     out_last = known_dim(*vd / hk * hq);
@@ -701,7 +701,7 @@ void infer_flex(InferContext& ctx) {
     const int64_t r = input_rank(ctx, i);
     if (r >= 0 && r != 4) ctx.error(cat("input ", i, " must be 4-D, got rank ", r));
   }
-  auto sq = static_dim(ctx, 0, 1), sk = static_dim(ctx, 1, 1);
+  auto sq = dim_of(ctx, 0, 1).value, sk = dim_of(ctx, 1, 1).value;
   if (sq && sk && (*sk <= 0 || *sq % *sk != 0)) ctx.error(cat("q heads ", *sq, " must be a multiple of kv heads ", *sk));
   if (input_rank(ctx, 0) != 4) {
     ctx.set_output(0, Type::tensor(dt));

@@ -15,8 +15,10 @@
 #include "kernels/conv_transpose.hpp"
 #include "kernels/gemm.hpp"
 #include "ir/tensor_alloc.hpp"
+#include "ops/nn/blocked_gemm.hpp"
+#include "ops/nn/compute_type.hpp"
 #include "ops/nn/conv_epilogue.hpp"
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/window.hpp"
 
 namespace onyx::ops {
 namespace {

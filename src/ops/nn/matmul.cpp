@@ -17,7 +17,8 @@
 #include "kernels/gemm.hpp"
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/blocked_gemm.hpp"
+#include "ops/nn/compute_type.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {

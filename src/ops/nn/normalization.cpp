@@ -23,7 +23,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "kernels/reduce.hpp"
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/compute_type.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {

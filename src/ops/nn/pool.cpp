@@ -11,7 +11,8 @@
 #include <limits>
 
 #include "ir/tensor_alloc.hpp"
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/compute_type.hpp"
+#include "ops/nn/window.hpp"
 #include "ops/nn/pool_fast.hpp"
 
 namespace onyx::ops {

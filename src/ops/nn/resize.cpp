@@ -588,11 +588,6 @@ void infer_resize(const Params& p, InferContext& ctx) {
   ctx.set_output(0, out);
 }
 
-std::vector<DataType> classic_all_types() {
-  return {D::Float, D::UInt8, D::Int8, D::UInt16, D::Int16, D::Int32, D::Int64, D::String,
-          D::Bool, D::Float16, D::Double, D::UInt32, D::UInt64, D::Complex64, D::Complex128};
-}
-
 void add(Registry& r, const char* op, Kind kind, int version, std::vector<TypeConstraint> types) {
   auto infer = [kind, version](InferContext& ctx) { infer_resize(parse_params(ctx.attrs, kind, version), ctx); };
   auto kernel = [kind, version](const KernelInit& init) {
@@ -606,9 +601,7 @@ void add(Registry& r, const char* op, Kind kind, int version, std::vector<TypeCo
 }  // namespace
 
 void register_resize(Registry& r) {
-  const std::vector<DataType> all = classic_all_types();
-  std::vector<DataType> all13 = all;
-  all13.push_back(D::BFloat16);
+  const std::vector<DataType> all = all_tensor_types(10), all13 = all_tensor_types(13);
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
   const std::vector<DataType> fl = {D::Float};
   const std::vector<DataType> i64 = {D::Int64};

@@ -23,7 +23,7 @@
 #include <limits>
 
 #include "kernels/rnn.hpp"
-#include "ops/nn/float_store.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -349,12 +349,12 @@ void infer_cell(Cell cell, int version, InferContext& ctx) {
     const int64_t r = input_rank(ctx, i);
     if (r >= 0 && r != 3) ctx.error(cat("input ", i, " must have rank 3, got rank ", r));
   }
-  if (auto w0 = static_dim(ctx, 1, 0); w0 && *w0 != nd)
+  if (auto w0 = dim_of(ctx, 1, 0).value; w0 && *w0 != nd)
     ctx.error(cat("W has ", *w0, " directions, the direction attribute needs ", nd));
   Dim hidden;
   if (ctx.attrs.has("hidden_size")) hidden = known_dim(ctx.attrs.get_int("hidden_size"));
   else if (auto r2 = dim_of(ctx, 2, 2); r2.value || !r2.param.empty()) hidden = r2;
-  else if (auto w1 = static_dim(ctx, 1, 1); w1 && *w1 % G == 0) hidden = known_dim(*w1 / G);
+  else if (auto w1 = dim_of(ctx, 1, 1).value; w1 && *w1 % G == 0) hidden = known_dim(*w1 / G);
   if (hidden.value && *hidden.value <= 0) ctx.error(cat("hidden_size ", *hidden.value, " must be positive"));
   const Dim seq = dim_of(ctx, 0, layout == 0 ? 0 : 1);
   const Dim batch = dim_of(ctx, 0, layout == 0 ? 1 : 0);

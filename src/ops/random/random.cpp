@@ -168,7 +168,7 @@ void add_generator_like(Registry& r, const char* name, Dist dist) {
   for (int version : {1, 22}) {
     const std::vector<DataType> outs = float_outputs(version);
     std::vector<DataType> ins;
-    for (DataType d : kAllTensorTypes) {
+    for (DataType d : all_tensor_types()) {
       bool small = d == D::Float8E4M3FN || d == D::Float8E4M3FNUZ || d == D::Float8E5M2 || d == D::Float8E5M2FNUZ ||
                    d == D::Float8E8M0 || d == D::Int4 || d == D::UInt4 || d == D::Int2 || d == D::UInt2 ||
                    d == D::Float4E2M1;

@@ -1,6 +1,6 @@
-// Out-of-line instances of the nn helpers: the float GEMM kernel, with an AVX2+FMA clone on x86-64 (GCC) that the
+// The out-of-line float instance of the blocked GEMM kernel, with an AVX2+FMA clone on x86-64 (GCC) that the
 // loader picks when the CPU has it.
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/blocked_gemm.hpp"
 
 #include "base/target_clones.hpp"
 
