@@ -242,7 +242,7 @@ bool contains(const std::vector<DataType>& list, DataType t) {
 
 uint64_t check_data_sized(const Dims& dims, DataType dt, const char* what) {
   for (int64_t d : dims)
-    if (d < 0) fail(what, ": dimension ", d, " of shape ", shape_of(dims).to_string(), " is negative");
+    if (d < 0) fail(what, ": shape ", shape_of(dims).to_string(), " has a negative dim ", d);
   for (int64_t d : dims)
     if (d == 0) return 0;
   const uint64_t limit = dt == DataType::String ? kMaxDataSizedStrings : kMaxDataSizedElements;

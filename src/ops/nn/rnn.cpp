@@ -170,18 +170,6 @@ Config parse_config(Cell cell, int version, const AttributeView& a) {
   return c;
 }
 
-// Product of sizes with an overflow and sanity check (the output sizes mix dims of several inputs).
-int64_t checked_size(std::initializer_list<int64_t> dims) {
-  constexpr int64_t kLimit = int64_t{1} << 40;
-  int64_t p = 1;
-  for (int64_t d : dims) {
-    if (d < 0) fail("negative size ", d);
-    if (d != 0 && p > kLimit / d) fail("output size is too large");
-    p *= d;
-  }
-  return p;
-}
-
 void expect_dims(const Tensor& t, const Dims& want, const char* what) {
   if (t.dims() != want)
     fail(what, " has shape ", shape_of(t.dims()).to_string(), ", expected ", shape_of(want).to_string());
@@ -232,8 +220,8 @@ void run_cell(const Config& c, KernelContext& ctx) {
       if (v < 0 || v > S) ctx.error(cat("sequence_lens value ", v, " is outside [0, ", S, "]"));
   }
 
-  const int64_t y_size = checked_size({S, ND, B, H});
-  const int64_t state_size = checked_size({ND, B, H});
+  const int64_t y_size = static_cast<int64_t>(check_data_sized({S, ND, B, H}));
+  const int64_t state_size = static_cast<int64_t>(check_data_sized({ND, B, H}));
   const std::vector<double> X = read_doubles(x_t);
   const std::vector<double> W = read_doubles(w_t);
   const std::vector<double> R = read_doubles(r_t);

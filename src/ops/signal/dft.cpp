@@ -20,7 +20,6 @@ namespace {
 using D = DataType;
 using signal::cd;
 
-constexpr int64_t kMaxOutputElements = int64_t{1} << 31;
 constexpr int64_t kMaxLength = int64_t{1} << 24;  // transform points (the FFT keeps a few tables of this size)
 
 const std::vector<DataType> kT1 = {D::Float16, D::BFloat16, D::Float, D::Double};
@@ -87,7 +86,7 @@ void run_dft(KernelContext& ctx, const DftOptions& o, int64_t axis_raw) {
   yd[axis] = out_len;
   yd.back() = real_out ? 1 : 2;
   int64_t outer = product(xd, 0, axis), inner = product(xd, axis + 1, rank - 1);
-  if (outer * inner > 0 && out_len > kMaxOutputElements / (outer * inner)) ctx.error("output is too large");
+  check_data_sized(yd);
   if (n > kMaxLength) ctx.error(cat("DFT length ", n, " is too large (at most ", kMaxLength, ")"));
 
   const std::vector<double> in = read_doubles(x);
@@ -194,7 +193,7 @@ StftSetup stft_setup(const Dims& sd, int64_t step, std::optional<int64_t> window
   s.frames = (s.length - s.frame_length) / step + 1;
   s.bins = onesided ? s.frame_length / 2 + 1 : s.frame_length;
   if (s.frame_length > kMaxLength) fail("frame_length ", s.frame_length, " is too large (at most ", kMaxLength, ")");
-  if (s.frames > kMaxOutputElements / s.bins || (s.batch > 0 && s.frames * s.bins > kMaxOutputElements / s.batch)) fail("output is too large");
+  check_data_sized({s.batch, s.frames, s.bins, 2});
   return s;
 }
 

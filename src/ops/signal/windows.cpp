@@ -19,8 +19,6 @@ namespace {
 
 using D = DataType;
 
-constexpr int64_t kMaxElements = int64_t{1} << 31;
-
 const std::vector<DataType> kOutTypes = {D::Float,  D::Float16, D::Double, D::BFloat16, D::Int8,   D::Int16,
                                          D::Int32,  D::Int64,   D::UInt8,  D::UInt16,   D::UInt32, D::UInt64};
 
@@ -104,7 +102,7 @@ void add_window(Registry& r, const char* name, Window w) {
         return make_kernel([w, dt, periodic](KernelContext& ctx) {
           int64_t size = scalar_int(ctx.input(0), "size");
           if (size < 0) ctx.error(cat("size must be non-negative, got ", size));
-          if (size > kMaxElements) ctx.error(cat("size ", size, " is too large"));
+          check_data_sized({size}, dt);
           Tensor& y = ctx.allocate_output(0, dt, {size});
           const int64_t n_den = periodic ? size : size - 1;
           write_values(y, [&](int64_t n) { return window_value(w, n, n_den); });
@@ -123,7 +121,7 @@ Tensor mel_bins(int64_t num_mel_bins, int64_t dft_length, int64_t sample_rate, d
   if (sample_rate < 1) fail("sample_rate must be positive, got ", sample_rate);
   if (!(lower >= 0) || !(upper > lower)) fail("need 0 <= lower_edge_hertz < upper_edge_hertz, got ", lower, " and ", upper);
   rows = dft_length / 2 + 1;
-  if (num_mel_bins > kMaxElements / rows) fail("output is too large");
+  check_data_sized({rows, num_mel_bins});
   const int64_t points = num_mel_bins + 2;
   const double low_mel = 2595.0 * std::log10(1.0 + lower / 700.0);
   const double high_mel = 2595.0 * std::log10(1.0 + upper / 700.0);
