@@ -30,16 +30,10 @@ ArgConfig read_arg_config(bool is_max, int version, const AttributeView& attrs) 
   return c;
 }
 
-template <class T>
-double as_double(T v) {
-  if constexpr (is_small_float_v<T>) return static_cast<float>(v);
-  else return static_cast<double>(v);
-}
-
 // Compares in the element's own type for integers (exact for 64-bit), in double for float types.
 template <class T>
 auto key_of(T v) {
-  if constexpr (is_float_like_v<T>) return as_double(v);
+  if constexpr (is_float_like_v<T>) return to_double(v);
   else return v;
 }
 

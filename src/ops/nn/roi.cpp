@@ -22,15 +22,6 @@ namespace {
 
 using D = DataType;
 
-template <class F>
-void visit_float(DataType dt, const KernelContext& ctx, F&& f) {
-  visit_dtype(dt, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) f(tag);
-    else ctx.error(cat("element type ", dt, " is not supported"));
-  });
-}
-
 // ---- RoiAlign
 
 struct RoiAlignParams {
@@ -159,11 +150,7 @@ void run_roi_align(const RoiAlignParams& p, KernelContext& ctx) {
       }
     }
   }
-  visit_float(x.dtype(), ctx, [&](auto tag) {
-    using T = decltype(tag);
-    T* py = y.mutable_data<T>();
-    for (size_t i = 0; i < out.size(); ++i) py[i] = from_double<T>(out[i]);
-  });
+  store_doubles(y, out);
 }
 
 void infer_roi_align(const RoiAlignParams& p, InferContext& ctx) {
@@ -249,11 +236,7 @@ void run_max_roi_pool(const MaxRoiPoolParams& p, KernelContext& ctx) {
       }
     }
   }
-  visit_float(x.dtype(), ctx, [&](auto tag) {
-    using T = decltype(tag);
-    T* py = y.mutable_data<T>();
-    for (size_t i = 0; i < out.size(); ++i) py[i] = from_double<T>(out[i]);
-  });
+  store_doubles(y, out);
 }
 
 void infer_max_roi_pool(const MaxRoiPoolParams& p, InferContext& ctx) {

@@ -29,10 +29,6 @@ DataType output_dtype(const AttributeView& attrs) {
   fail("output_datatype ", v, " is not one of float, float16, double, bfloat16 or an integer type");
 }
 
-int64_t scalar_int(const Tensor& t, const char* what) {
-  if (t.element_count() != 1) fail(what, " must be a scalar, got shape ", shape_of(t.dims()).to_string());
-  return read_ints(t)[0];
-}
 double scalar_double(const Tensor& t, const char* what) {
   if (t.element_count() != 1) fail(what, " must be a scalar, got shape ", shape_of(t.dims()).to_string());
   return read_doubles(t)[0];
@@ -91,7 +87,7 @@ void add_window(Registry& r, const char* name, Window w) {
         s.rank_known = true;
         s.dims.push_back(Dim{});
         if (const Tensor* v = ctx.input_value(0)) {
-          int64_t size = scalar_int(*v, "size");
+          int64_t size = read_scalar_int(*v, "size");
           if (size >= 0) s.dims[0] = Dim{size, {}, {}};
         }
         ctx.set_output(0, Type::tensor(dt, s));
@@ -100,7 +96,7 @@ void add_window(Registry& r, const char* name, Window w) {
         DataType dt = output_dtype(init.attrs);
         bool periodic = init.attrs.get_int("periodic", 1) != 0;
         return make_kernel([w, dt, periodic](KernelContext& ctx) {
-          int64_t size = scalar_int(ctx.input(0), "size");
+          int64_t size = read_scalar_int(ctx.input(0), "size");
           if (size < 0) ctx.error(cat("size must be non-negative, got ", size));
           check_data_sized({size}, dt);
           Tensor& y = ctx.allocate_output(0, dt, {size});
@@ -163,11 +159,11 @@ void register_windows(Registry& r) {
         s.rank_known = true;
         s.dims.assign(2, Dim{});
         if (const Tensor* v = ctx.input_value(1)) {
-          int64_t n = scalar_int(*v, "dft_length");
+          int64_t n = read_scalar_int(*v, "dft_length");
           if (n >= 1) s.dims[0] = Dim{n / 2 + 1, {}, {}};
         }
         if (const Tensor* v = ctx.input_value(0)) {
-          int64_t n = scalar_int(*v, "num_mel_bins");
+          int64_t n = read_scalar_int(*v, "num_mel_bins");
           if (n >= 1) s.dims[1] = Dim{n, {}, {}};
         }
         ctx.set_output(0, Type::tensor(dt, s));
@@ -175,10 +171,10 @@ void register_windows(Registry& r) {
       [](const KernelInit& init) {
         DataType dt = output_dtype(init.attrs);
         return make_kernel([dt](KernelContext& ctx) {
-          const int64_t bins = scalar_int(ctx.input(0), "num_mel_bins");
+          const int64_t bins = read_scalar_int(ctx.input(0), "num_mel_bins");
           int64_t rows = 0;
           const Tensor points =
-              mel_bins(bins, scalar_int(ctx.input(1), "dft_length"), scalar_int(ctx.input(2), "sample_rate"),
+              mel_bins(bins, read_scalar_int(ctx.input(1), "dft_length"), read_scalar_int(ctx.input(2), "sample_rate"),
                        scalar_double(ctx.input(3), "lower_edge_hertz"), scalar_double(ctx.input(4), "upper_edge_hertz"),
                        rows);
           Tensor& y = ctx.allocate_output(0, dt, {rows, bins});
