@@ -112,7 +112,7 @@ void infer_arg(const ArgConfig& c, InferContext& ctx) {
   out.rank_known = true;
   for (int64_t k = 0; k < rank; ++k) {
     if (k != axis) out.dims.push_back(in.shape.dims[k]);
-    else if (c.keepdims) out.dims.push_back(Dim{1, {}, {}});
+    else if (c.keepdims) out.dims.push_back(known_dim(1));
   }
   ctx.set_output(0, Type::tensor(DataType::Int64, out));
 }

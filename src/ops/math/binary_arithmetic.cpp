@@ -66,7 +66,7 @@ Dim combine_dims(Arith op, const Dim& a, const Dim& b, DataType dt) {
         break;
     }
     if (dt == DataType::Int32 && (r < std::numeric_limits<int32_t>::min() || r > std::numeric_limits<int32_t>::max())) return {};
-    return Dim{r, {}, {}};
+    return known_dim(r);
   }
   if (b.value) {
     const int64_t y = *b.value;

@@ -292,7 +292,7 @@ void infer_einsum(InferContext& ctx) {
     }
   }
   for (size_t k = 0; k < l.ell_rank; ++k)
-    if (prio[k] < 0) axis_dim[k] = Dim{1, {}, {}};
+    if (prio[k] < 0) axis_dim[k] = known_dim(1);
   Type out = Type::tensor(dt);
   out.shape.rank_known = true;
   for (int s : e.output) {

@@ -203,7 +203,7 @@ void infer_deform(const Attrs& attrs, InferContext& ctx) {
     if (!attrs.kernel.empty() || wd) {
       Attrs p = resolved(attrs, nd, wd ? &*wd : nullptr);
       for (size_t i = 0; i < nd; ++i)
-        if (const Dim& d = xt.shape.dims[2 + i]; d.value) out.shape.dims[2 + i] = Dim{out_dim(p, i, *d.value), {}, {}};
+        if (const Dim& d = xt.shape.dims[2 + i]; d.value) out.shape.dims[2 + i] = known_dim(out_dim(p, i, *d.value));
     }
   } else if (xt.shape.rank_known) {
     ctx.error(cat("X must have rank >= 3, got ", xt.shape.to_string()));

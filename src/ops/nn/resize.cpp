@@ -571,18 +571,18 @@ void infer_resize(const Params& p, InferContext& ctx) {
       double s = (*scales)[i];
       if (!(s > 0) || !std::isfinite(s)) ctx.error(cat("scales must be positive and finite, got ", s));
       if (s == 1) out.shape.dims[axes[i]] = d;
-      else if (d.value) out.shape.dims[axes[i]] = Dim{static_cast<int64_t>(std::floor(static_cast<double>(*d.value) * s)), {}, {}};
+      else if (d.value) out.shape.dims[axes[i]] = known_dim(static_cast<int64_t>(std::floor(static_cast<double>(*d.value) * s)));
     }
   } else if (sizes) {
     if (sizes->size() != axes.size()) ctx.error(cat("sizes has ", sizes->size(), " values, expected ", axes.size()));
     if (p.policy == Policy::Stretch) {
       for (size_t i = 0; i < axes.size(); ++i) {
         if ((*sizes)[i] < 0) ctx.error(cat("sizes must not be negative, got ", (*sizes)[i]));
-        out.shape.dims[axes[i]] = Dim{(*sizes)[i], {}, {}};
+        out.shape.dims[axes[i]] = known_dim((*sizes)[i]);
       }
     } else if (static_in) {
       Plan plan = make_plan(p, *static_in, nullptr, &*sizes, nullptr);
-      for (int64_t a : axes) out.shape.dims[a] = Dim{plan.out[a], {}, {}};
+      for (int64_t a : axes) out.shape.dims[a] = known_dim(plan.out[a]);
     }
   }
   ctx.set_output(0, out);

@@ -132,7 +132,7 @@ inline Shape window_out_shape(const WindowAttrs& attrs, const Shape& x, const Di
     int64_t pb = w.pads[i], pe = w.pads[r + i];
     int64_t out = window_out_dim(w, i, *d.value, pb, pe);
     if (out < 1) fail("the window (kernel ", w.kernel[i], ") does not fit spatial dim ", i, " of size ", *d.value);
-    s.dims.push_back(Dim{out, {}, {}});
+    s.dims.push_back(known_dim(out));
   }
   return s;
 }

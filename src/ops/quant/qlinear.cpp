@@ -890,7 +890,7 @@ void infer_conv(const ConvAttrs& attrs, InferContext& ctx, size_t x_in, size_t w
         if (xt.shape.dims[2 + i].value) in[i] = *xt.shape.dims[2 + i].value;
       ConvAttrs p = resolve_conv(attrs, in, wd ? &*wd : nullptr);
       for (size_t i = 0; i < nd; ++i)
-        if (in[i] >= 0) out.shape.dims[2 + i] = Dim{conv_out_dim(p, i, in[i]), {}, {}};
+        if (in[i] >= 0) out.shape.dims[2 + i] = known_dim(conv_out_dim(p, i, in[i]));
     }
   }
   ctx.set_output(0, out);

@@ -246,7 +246,7 @@ void register_random(Registry& r) {
           if (samples < 0) ctx.error(cat("sample_size must be non-negative, got ", samples));
           Shape s;
           s.rank_known = true;
-          s.dims = {Dim{}, Dim{samples, {}, {}}};
+          s.dims = {Dim{}, known_dim(samples)};
           const Type& t = ctx.input_type(0);
           if (t.shape.rank_known) {
             if (t.shape.dims.size() != 2) ctx.error(cat("input must have rank 2, got ", t.shape.to_string()));

@@ -248,7 +248,7 @@ void add_split_to_sequence(Registry& r) {
         Shape s = in.shape;
         const Dim& d = in.shape.dims[axis];
         if (!ctx.has_input(1)) {
-          if (keepdims) s.dims[axis] = Dim{1, {}, {}};
+          if (keepdims) s.dims[axis] = known_dim(1);
           else s.dims.erase(s.dims.begin() + static_cast<std::ptrdiff_t>(axis));
         } else if (const Tensor* sp = ctx.input_value(1)) {
           std::vector<int64_t> v = read_ints(*sp);
@@ -259,7 +259,7 @@ void add_split_to_sequence(Registry& r) {
           } else if (!v.empty() && std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; })) {
             common = v[0];
           }
-          s.dims[axis] = common ? Dim{*common, {}, {}} : Dim{};
+          s.dims[axis] = common ? known_dim(*common) : Dim{};
         } else {
           s.dims[axis] = Dim{};
         }

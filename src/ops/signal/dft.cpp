@@ -127,7 +127,7 @@ void infer_dft(InferContext& ctx, const DftOptions& o, std::optional<int64_t> ax
       } else if (len || md.value) {
         int64_t n, out_len;
         dft_lengths(md.value ? *md.value : 0, len, o, n, out_len);
-        s.dims[axis] = Dim{out_len, {}, {}};
+        s.dims[axis] = known_dim(out_len);
       } else {
         s.dims[axis] = Dim{};
       }
@@ -135,7 +135,7 @@ void infer_dft(InferContext& ctx, const DftOptions& o, std::optional<int64_t> ax
       if (last.value && *last.value != 1 && *last.value != 2)
         ctx.error(cat("the last dim must be 1 (real) or 2 (complex), got ", *last.value));
     }
-    s.dims.back() = Dim{(o.inverse && o.onesided) ? 1 : 2, {}, {}};
+    s.dims.back() = known_dim((o.inverse && o.onesided) ? 1 : 2);
   }
   ctx.set_output(0, Type::tensor(t.elem, s));
 }
@@ -220,7 +220,7 @@ void infer_stft(InferContext& ctx, bool onesided) {
   Shape s;
   s.rank_known = true;
   s.dims.assign(4, Dim{});
-  s.dims[3] = Dim{2, {}, {}};
+  s.dims[3] = known_dim(2);
   if (t.shape.rank_known && !t.shape.dims.empty()) s.dims[0] = t.shape.dims[0];
   auto sd = static_dims(t);
   const Tensor* step = ctx.input_value(1);
@@ -240,7 +240,7 @@ void infer_stft(InferContext& ctx, bool onesided) {
     s = shape_of({st.batch, st.frames, st.bins, 2});
   } else if (frame_len || window_len) {
     int64_t fl = frame_len ? *frame_len : *window_len;
-    if (fl >= 1) s.dims[2] = Dim{onesided ? fl / 2 + 1 : fl, {}, {}};
+    if (fl >= 1) s.dims[2] = known_dim(onesided ? fl / 2 + 1 : fl);
   }
   ctx.set_output(0, Type::tensor(t.elem, s));
 }

@@ -88,7 +88,7 @@ void add_window(Registry& r, const char* name, Window w) {
         s.dims.push_back(Dim{});
         if (const Tensor* v = ctx.input_value(0)) {
           int64_t size = read_scalar_int(*v, "size");
-          if (size >= 0) s.dims[0] = Dim{size, {}, {}};
+          if (size >= 0) s.dims[0] = known_dim(size);
         }
         ctx.set_output(0, Type::tensor(dt, s));
       },
@@ -160,11 +160,11 @@ void register_windows(Registry& r) {
         s.dims.assign(2, Dim{});
         if (const Tensor* v = ctx.input_value(1)) {
           int64_t n = read_scalar_int(*v, "dft_length");
-          if (n >= 1) s.dims[0] = Dim{n / 2 + 1, {}, {}};
+          if (n >= 1) s.dims[0] = known_dim(n / 2 + 1);
         }
         if (const Tensor* v = ctx.input_value(0)) {
           int64_t n = read_scalar_int(*v, "num_mel_bins");
-          if (n >= 1) s.dims[1] = Dim{n, {}, {}};
+          if (n >= 1) s.dims[1] = known_dim(n);
         }
         ctx.set_output(0, Type::tensor(dt, s));
       },

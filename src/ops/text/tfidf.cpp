@@ -182,7 +182,7 @@ void register_tfidf(Registry& r) {
           if (t.shape.dims.size() > 2) ctx.error(cat("input must have shape [C] or [N, C], got ", t.shape.to_string()));
           out.rank_known = true;
           if (t.shape.dims.size() == 2) out.dims.push_back(t.shape.dims[0]);
-          out.dims.push_back(Dim{size, {}, {}});
+          out.dims.push_back(known_dim(size));
         }
         ctx.set_output(0, Type::tensor(D::Float, out));
       },
