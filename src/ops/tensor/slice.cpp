@@ -25,7 +25,7 @@ struct AxisSlice {
 };
 
 // Start and length of one axis of size d.
-AxisSlice slice_axis(int64_t d, int64_t s, int64_t e, int64_t step) {
+AxisSlice axis_slice_of(int64_t d, int64_t s, int64_t e, int64_t step) {
   AxisSlice a;
   a.step = step;
   if (s < 0) s += d;
@@ -69,7 +69,7 @@ std::vector<AxisSlice> plan_slice(const Dims& dims, const SliceArgs& a) {
   std::vector<int64_t> axes = slice_axes(a, static_cast<int64_t>(dims.size()));
   for (size_t k = 0; k < axes.size(); ++k) {
     size_t ax = static_cast<size_t>(axes[k]);
-    plan[ax] = slice_axis(dims[ax], a.starts[k], a.ends[k], a.steps.empty() ? 1 : a.steps[k]);
+    plan[ax] = axis_slice_of(dims[ax], a.starts[k], a.ends[k], a.steps.empty() ? 1 : a.steps[k]);
   }
   return plan;
 }
@@ -100,7 +100,7 @@ Shape infer_slice_shape(const Shape& in, const SliceArgs& a) {
     Dim& d = out.dims[static_cast<size_t>(axes[k])];
     const int64_t step = a.steps.empty() ? 1 : a.steps[k];
     if (d.value) {
-      d = known_dim(slice_axis(*d.value, a.starts[k], a.ends[k], step).len);
+      d = known_dim(axis_slice_of(*d.value, a.starts[k], a.ends[k], step).len);
     } else if (!(step == 1 && a.starts[k] == 0 && a.ends[k] >= (int64_t{1} << 31) - 1)) {
       d = Dim{};
     }
