@@ -306,18 +306,6 @@ void check_input_types(const OpDef& def, const Node& node, const std::vector<Dat
   }
 }
 
-using D = DataType;
-const std::vector<DataType> kFloatTypes = {D::Float16, D::BFloat16, D::Float, D::Double};
-const std::vector<DataType> kIntTypes = {D::Int8, D::Int16, D::Int32, D::Int64, D::UInt8, D::UInt16, D::UInt32, D::UInt64};
-const std::vector<DataType> kSignedNumeric = {D::Int8, D::Int16, D::Int32, D::Int64, D::Float16, D::BFloat16, D::Float, D::Double};
-const std::vector<DataType> kNumericTypes = {D::Int8,   D::Int16,   D::Int32,   D::Int64,    D::UInt8, D::UInt16,
-                                             D::UInt32, D::UInt64,  D::Float16, D::BFloat16, D::Float, D::Double};
-const std::vector<DataType> kAllTensorTypes = {
-    D::Float,        D::UInt8,          D::Int8,       D::UInt16,         D::Int16,     D::Int32,      D::Int64,
-    D::String,       D::Bool,           D::Float16,    D::Double,         D::UInt32,    D::UInt64,     D::Complex64,
-    D::Complex128,   D::BFloat16,       D::Float8E4M3FN, D::Float8E4M3FNUZ, D::Float8E5M2, D::Float8E5M2FNUZ,
-    D::UInt4,        D::Int4,           D::Float4E2M1, D::Float8E8M0,     D::UInt2,     D::Int2};
-
 // ---- The built-in registry ----
 
 #define ONYX_OP_FAMILY(f) void register_##f(Registry&);

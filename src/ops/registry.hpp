@@ -257,11 +257,4 @@ const Registry& builtin_registry();
 // Checks input element types against the def's constraints; error names the node, input and allowed types.
 void check_input_types(const OpDef& def, const Node& node, const std::vector<DataType>& input_dtypes);
 
-// Type lists for constraints.
-extern const std::vector<DataType> kFloatTypes;        // float16, bfloat16, float, double
-extern const std::vector<DataType> kIntTypes;          // int8..int64, uint8..uint64
-extern const std::vector<DataType> kSignedNumeric;     // int8..int64 + float types
-extern const std::vector<DataType> kNumericTypes;      // ints + floats
-extern const std::vector<DataType> kAllTensorTypes;    // every element type incl. string, bool, complex, float8, 4-bit
-
 }  // namespace onyx::ops

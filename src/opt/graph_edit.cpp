@@ -8,7 +8,6 @@
 #include "ir/spec_table.hpp"
 #include "ir/tensor_alloc.hpp"
 #include "ops/fused/fused.hpp"
-#include "ops/nn/float_store.hpp"
 #include "ops/op_kit.hpp"
 #include "ops/registry.hpp"
 
@@ -142,9 +141,7 @@ Value& PassContext::add_initializer(const std::string& base, Tensor t) {
   t.set_name(name);
   auto it = graph.initializers.emplace(name, std::move(t)).first;
   Value& v = graph.add_value(name);
-  v.type = Type::tensor(it->second.dtype());
-  v.type.shape.rank_known = true;
-  for (int64_t d : it->second.dims()) v.type.shape.dims.push_back(Dim{d, {}, {}});
+  v.type = ops::tensor_type(it->second.dtype(), it->second.dims());
   v.initializer = &it->second;
   return v;
 }
@@ -159,9 +156,7 @@ void PassContext::make_initializer(Value& v, Tensor t) {
   }
   t.set_name(v.name);
   auto it = graph.initializers.insert_or_assign(v.name, std::move(t)).first;
-  Type type = Type::tensor(it->second.dtype());
-  type.shape.rank_known = true;
-  for (int64_t d : it->second.dims()) type.shape.dims.push_back(Dim{d, {}, {}});
+  Type type = ops::tensor_type(it->second.dtype(), it->second.dims());
   type.denotation = v.type.denotation;
   v.type = std::move(type);
   v.initializer = &it->second;

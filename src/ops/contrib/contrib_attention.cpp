@@ -46,7 +46,6 @@
 #include <limits>
 
 #include "ops/fused/fused.hpp"
-#include "ops/nn/float_store.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -326,15 +325,15 @@ void infer_attention(InferContext& ctx) {
   if (heads <= 0) ctx.error(cat("num_heads must be positive, got ", heads));
   std::vector<int64_t> sizes = ctx.attrs.get_ints("qkv_hidden_sizes", std::vector<int64_t>{});
   if (sizes.empty())
-    if (auto total = static_dim(ctx, 1, 1); total && *total % 3 == 0) sizes = {*total / 3, *total / 3, *total / 3};
+    if (auto total = dim_of(ctx, 1, 1).value; total && *total % 3 == 0) sizes = {*total / 3, *total / 3, *total / 3};
   Dim hv, h;
   if (sizes.size() == 3) hv = known_dim(sizes[2]), h = known_dim(sizes[0] / heads);
   const bool x3 = input_rank(ctx, 0) == 3;
   ctx.set_output(0, Type::tensor(dt, x3 ? shape_from({dim_of(ctx, 0, 0), dim_of(ctx, 0, 1), hv}) : Shape{}));
   if (ctx.output_types.size() > 1) {
     Dim total;
-    auto s = static_dim(ctx, 0, 1);
-    auto p = ctx.has_input(4) ? static_dim(ctx, 4, 3) : std::optional<int64_t>{0};
+    auto s = dim_of(ctx, 0, 1).value;
+    auto p = ctx.has_input(4) ? dim_of(ctx, 4, 3).value : std::optional<int64_t>{0};
     if (s && p) total = known_dim(*s + *p);
     else if (!ctx.has_input(4)) total = dim_of(ctx, 0, 1);
     ctx.set_output(1, Type::tensor(dt, shape_from({known_dim(2), dim_of(ctx, 0, 0), known_dim(heads), total, h})));
@@ -346,7 +345,7 @@ void infer_qattention(InferContext& ctx) {
   const D dt = ctx.input_dtype(2);
   const bool x3 = input_rank(ctx, 0) == 3;
   Dim h;
-  if (auto total = static_dim(ctx, 1, 1); total && *total % 3 == 0) h = known_dim(*total / 3);
+  if (auto total = dim_of(ctx, 1, 1).value; total && *total % 3 == 0) h = known_dim(*total / 3);
   ctx.set_output(0, Type::tensor(dt, x3 ? shape_from({dim_of(ctx, 0, 0), dim_of(ctx, 0, 1), h}) : Shape{}));
   if (ctx.output_types.size() > 1) ctx.set_output(1, Type::tensor(dt));
 }
@@ -415,11 +414,11 @@ void infer_mha(InferContext& ctx) {
   if (heads <= 0) ctx.error(cat("num_heads must be positive, got ", heads));
   const int64_t vr = input_rank(ctx, 2);
   Dim dv, h, hv;
-  if (auto d = static_dim(ctx, 0, 2); d && input_rank(ctx, 0) == 3) h = known_dim(*d / heads);
+  if (auto d = dim_of(ctx, 0, 2).value; d && input_rank(ctx, 0) == 3) h = known_dim(*d / heads);
   if (vr == 3) {
-    if (auto x = static_dim(ctx, 2, 2)) dv = known_dim(*x), hv = known_dim(*x / heads);
+    if (auto x = dim_of(ctx, 2, 2).value) dv = known_dim(*x), hv = known_dim(*x / heads);
   } else if (vr == 4) {
-    auto n = static_dim(ctx, 2, 1), x = static_dim(ctx, 2, 3);
+    auto n = dim_of(ctx, 2, 1).value, x = dim_of(ctx, 2, 3).value;
     if (n && x) dv = known_dim(*n * *x);
     hv = dim_of(ctx, 2, 3);
   }
@@ -427,8 +426,8 @@ void infer_mha(InferContext& ctx) {
   ctx.set_output(0, Type::tensor(dt, q3 ? shape_from({dim_of(ctx, 0, 0), dim_of(ctx, 0, 1), dv}) : Shape{}));
   Dim total;
   const size_t kv_axis = vr == 4 ? 2 : 1;
-  auto l = static_dim(ctx, 1, kv_axis);
-  auto p = ctx.has_input(6) ? static_dim(ctx, 6, 2) : std::optional<int64_t>{0};
+  auto l = dim_of(ctx, 1, kv_axis).value;
+  auto p = ctx.has_input(6) ? dim_of(ctx, 6, 2).value : std::optional<int64_t>{0};
   if (l && p) total = known_dim(*l + *p);
   else if (!ctx.has_input(6)) total = dim_of(ctx, 1, kv_axis);
   if (ctx.output_types.size() > 1)
@@ -612,7 +611,7 @@ void infer_gqa(InferContext& ctx) {
   if (heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0)
     ctx.error(cat("num_heads (", heads, ") must be a positive multiple of kv_num_heads (", kv_heads, ")"));
   Dim hidden, h;
-  if (auto d = static_dim(ctx, 0, 2)) {
+  if (auto d = dim_of(ctx, 0, 2).value) {
     const int64_t parts = ctx.has_input(1) ? heads : heads + 2 * kv_heads;
     if (*d % parts == 0) h = known_dim(*d / parts), hidden = known_dim(*d / parts * heads);
   }

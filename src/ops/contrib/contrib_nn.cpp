@@ -76,7 +76,7 @@ void infer_skip_norm(InferContext& ctx) {
     Type t = Type::tensor(D::Float);
     if (x.kind == Type::Kind::Tensor && x.shape.rank_known && !x.shape.dims.empty()) {
       t.shape = x.shape;
-      t.shape.dims.back() = Dim{1, {}, {}};
+      t.shape.dims.back() = known_dim(1);
     }
     ctx.set_output(i, std::move(t));
   }

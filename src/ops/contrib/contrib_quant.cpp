@@ -203,7 +203,7 @@ void infer_global_pool(InferContext& ctx) {
   Shape s = shape_in(ctx, 0);
   const bool last = ctx.attrs.get_int("channels_last", 0) != 0;
   if (s.rank_known && s.dims.size() >= 3)
-    for (size_t i = last ? 1 : 2; i < (last ? s.dims.size() - 1 : s.dims.size()); ++i) s.dims[i] = Dim{1, {}, {}};
+    for (size_t i = last ? 1 : 2; i < (last ? s.dims.size() - 1 : s.dims.size()); ++i) s.dims[i] = known_dim(1);
   set_tensor(ctx, dtype_in(ctx, 0), s);
 }
 
@@ -222,7 +222,7 @@ void infer_concat(InferContext& ctx) {
       if (axis < -r || axis >= r) ctx.error(cat("axis ", axis, " is out of range for rank ", r));
       Dim& d = out.dims[static_cast<size_t>(axis < 0 ? axis + r : axis)];
       const Dim& e = s.dims[static_cast<size_t>(axis < 0 ? axis + r : axis)];
-      d = d.value && e.value ? Dim{*d.value + *e.value, {}, {}} : Dim{};
+      d = d.value && e.value ? known_dim(*d.value + *e.value) : Dim{};
     }
   }
   set_tensor(ctx, dtype_in(ctx, 1), out);
@@ -723,7 +723,7 @@ void register_contrib_quant(Registry& r) {
                       {{3}, {D::UInt8, D::Float, D::Float16, D::BFloat16}}, {{4}, {D::Int32}}},
       [](InferContext& ctx) {
         Shape s = shape_in(ctx, 0);
-        if (s.rank_known && !s.dims.empty()) s.dims.back() = Dim{ctx.attrs.get_int("N"), {}, {}};
+        if (s.rank_known && !s.dims.empty()) s.dims.back() = known_dim(ctx.attrs.get_int("N"));
         set_tensor(ctx, dtype_in(ctx, 0), s);
       },
       expand_matmul_nbits);

@@ -20,19 +20,17 @@
 #include <limits>
 
 #include "ir/tensor_alloc.hpp"
-#include "ops/control/tensor_blocks.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace blocks;
 
 // Checks a value a subgraph passes in or out against what the op version allows.
 void check_value_kind(const Datum& d, int since, const std::string& what) {
   switch (d.kind) {
     case Datum::Kind::Tensor:
-      if (!allowed(control_types(since), d.tensor.dtype()))
+      if (!contains(control_flow_types(since), d.tensor.dtype()))
         fail(what, " has element type ", d.tensor.dtype(), ", which this version (", since, ") does not allow");
       return;
     case Datum::Kind::Sequence:
@@ -49,7 +47,7 @@ void check_value_kind(const Datum& d, int since, const std::string& what) {
 void check_type_kind(const Type& t, int since, const std::string& what) {
   if (t.kind == Type::Kind::Sequence && since < 13) fail(what, " is ", t.to_string(), "; sequences need opset 13");
   if (t.kind == Type::Kind::Optional && since < 16) fail(what, " is ", t.to_string(), "; optionals need opset 16");
-  if (t.kind == Type::Kind::Tensor && t.elem != DataType::Undefined && !allowed(control_types(since), t.elem))
+  if (t.kind == Type::Kind::Tensor && t.elem != DataType::Undefined && !contains(control_flow_types(since), t.elem))
     fail(what, " has element type ", t.elem, ", which this version (", since, ") does not allow");
   if (t.kind == Type::Kind::Map || t.kind == Type::Kind::SparseTensor || t.kind == Type::Kind::Opaque)
     fail(what, " is ", t.to_string(), ", which control flow cannot pass");
@@ -146,7 +144,7 @@ Tensor stack(const std::vector<Tensor>& parts, size_t which) {
   out.insert(out.begin(), static_cast<int64_t>(parts.size()));
   Tensor y = Tensor::allocate(f.dtype(), out);
   const int64_t each = product(d);
-  for (size_t i = 0; i < parts.size(); ++i) copy_elements(y, static_cast<int64_t>(i) * each, parts[i], 0, each);
+  for (size_t i = 0; i < parts.size(); ++i) copy_elements(parts[i], 0, y, static_cast<uint64_t>(static_cast<int64_t>(i) * each), static_cast<uint64_t>(each));
   return y;
 }
 
@@ -246,7 +244,7 @@ void add_loop(Registry& r, int since) {
       }
     });
   };
-  const std::vector<DataType> v = control_types(since);
+  const std::vector<DataType> v = control_flow_types(since);
   add_versions(r, "", "Loop", {since}, {{{0}, {DataType::Int64}}, {{1}, {DataType::Bool}}, {{-1}, v}}, infer, kernel);
 }
 

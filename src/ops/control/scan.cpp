@@ -11,13 +11,11 @@
 //     output).
 // v16 adds bfloat16, v19 the float8 types, v21 int4/uint4, v23 float4e2m1, v24 float8e8m0, v25 int2/uint2.
 // With zero iterations a scan output takes its slice dims from the body's declared output shape (unknown dims 0).
-#include "ops/control/tensor_blocks.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace blocks;
 
 struct ScanConfig {
   int since = 9;
@@ -288,7 +286,7 @@ void run_scan8(KernelContext& ctx, const Graph& body, const ScanConfig& c, const
     for (int64_t b = 0; b < batch; ++b) {
       const auto& per = slices[static_cast<size_t>(b)][k];
       for (size_t t = 0; t < per.size(); ++t)
-        copy_elements(y, (b * max_len + static_cast<int64_t>(t)) * each, per[t], 0, each);
+        copy_elements(per[t], 0, y, static_cast<uint64_t>((b * max_len + static_cast<int64_t>(t)) * each), static_cast<uint64_t>(each));
     }
   }
 }
@@ -308,7 +306,7 @@ void add_scan(Registry& r, int since) {
   std::vector<TypeConstraint> types;
   if (since == 8) types.push_back({{0}, {DataType::Int64}});
   // Every input (v8: after sequence_lens) takes V; sequence_lens is int64, which V includes.
-  types.push_back({{-1}, blocks::control_types(since)});
+  types.push_back({{-1}, control_flow_types(since)});
   add_versions(r, "", "Scan", {since}, types, infer, kernel);
 }
 

@@ -19,8 +19,8 @@
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
 #include "ops/nn/conv_epilogue.hpp"
-#include "ops/nn/nn_kit.hpp"
 #include "ops/nn/pool_fast.hpp"
+#include "ops/nn/window.hpp"
 #include "ops/quant/qlinear_conv.hpp"
 #include "ir/tensor_alloc.hpp"
 

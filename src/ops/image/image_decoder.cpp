@@ -548,7 +548,7 @@ void register_image_decoder(Registry& r) {
         const int c = pixel_format(ctx.attrs) == PixelFormat::Gray ? 1 : 3;
         Shape s;
         s.rank_known = true;
-        s.dims = {Dim{}, Dim{}, Dim{c, {}, {}}};
+        s.dims = {Dim{}, Dim{}, known_dim(c)};
         ctx.set_output(0, Type::tensor(D::UInt8, s));
       },
       [](const KernelInit& init) {

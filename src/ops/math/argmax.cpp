@@ -30,16 +30,10 @@ ArgConfig read_arg_config(bool is_max, int version, const AttributeView& attrs) 
   return c;
 }
 
-template <class T>
-double as_double(T v) {
-  if constexpr (is_small_float_v<T>) return static_cast<float>(v);
-  else return static_cast<double>(v);
-}
-
 // Compares in the element's own type for integers (exact for 64-bit), in double for float types.
 template <class T>
 auto key_of(T v) {
-  if constexpr (is_float_like_v<T>) return as_double(v);
+  if constexpr (is_float_like_v<T>) return to_double(v);
   else return v;
 }
 
@@ -118,7 +112,7 @@ void infer_arg(const ArgConfig& c, InferContext& ctx) {
   out.rank_known = true;
   for (int64_t k = 0; k < rank; ++k) {
     if (k != axis) out.dims.push_back(in.shape.dims[k]);
-    else if (c.keepdims) out.dims.push_back(Dim{1, {}, {}});
+    else if (c.keepdims) out.dims.push_back(known_dim(1));
   }
   ctx.set_output(0, Type::tensor(DataType::Int64, out));
 }

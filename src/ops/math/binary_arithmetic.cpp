@@ -8,9 +8,10 @@
 // the symbol where the other side is an identity (N + 0, N * 1, N / 1), 0 for N * 0 and N - N, else unknown.
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "kernels/elementwise.hpp"
-#include "ops/op_kit.hpp"
+#include "ops/math/legacy_broadcast.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -65,7 +66,7 @@ Dim combine_dims(Arith op, const Dim& a, const Dim& b, DataType dt) {
         break;
     }
     if (dt == DataType::Int32 && (r < std::numeric_limits<int32_t>::min() || r > std::numeric_limits<int32_t>::max())) return {};
-    return Dim{r, {}, {}};
+    return known_dim(r);
   }
   if (b.value) {
     const int64_t y = *b.value;
@@ -100,20 +101,10 @@ void arith_dim_values(InferContext& ctx, Arith op) {
   ctx.set_output_dim_values(0, std::move(out));
 }
 
-// B's dims for the pre-7 "broadcast=1" rule: aligned to A at `axis`, padded with 1s.
-Dims legacy_broadcast(const Dims& a, const Dims& b, int64_t axis) {
-  int64_t rank = static_cast<int64_t>(a.size());
-  if (axis < 0) axis = rank - static_cast<int64_t>(b.size());
-  if (axis < 0 || axis + static_cast<int64_t>(b.size()) > rank) fail("broadcast axis ", axis, " does not fit");
-  Dims out(a.size(), 1);
-  for (size_t i = 0; i < b.size(); ++i) out[axis + i] = b[i];
-  return out;
-}
-
-void run(Arith op, KernelContext& ctx, bool legacy, int64_t axis) {
+void run(Arith op, KernelContext& ctx, bool legacy, std::optional<int64_t> axis) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
-  if (a.dtype() != b.dtype()) ctx.error(cat("inputs have different element types ", a.dtype(), " and ", b.dtype()));
+  require_same_dtype(ctx, a, b);
   Dims bd = legacy ? legacy_broadcast(a.dims(), b.dims(), axis) : b.dims();
   Dims out = broadcast_dims(a.dims(), bd);
   Tensor& y = ctx.allocate_output(0, a.dtype(), out);
@@ -142,7 +133,7 @@ void run(Arith op, KernelContext& ctx, bool legacy, int64_t axis) {
 }
 
 // float32 A and B through the vectorized kernel; false (nothing done) for other element types.
-bool run_fast(Arith op, KernelContext& ctx, bool legacy, int64_t axis) {
+bool run_fast(Arith op, KernelContext& ctx, bool legacy, std::optional<int64_t> axis) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   if (a.dtype() != DataType::Float || b.dtype() != DataType::Float) return false;
@@ -180,12 +171,13 @@ void add_op(Registry& r, const char* name, Arith op) {
   auto kernel = [op](const KernelInit& init) {
     const bool fast = !init.reference_only;
     return make_kernel([op, fast](KernelContext& ctx) {
-      if (!fast || !run_fast(op, ctx, false, -1)) run(op, ctx, false, -1);
+      if (!fast || !run_fast(op, ctx, false, std::nullopt)) run(op, ctx, false, std::nullopt);
     });
   };
   auto legacy_kernel = [op](const KernelInit& init) {
     bool legacy = init.attrs.get_int("broadcast", 0) != 0;
-    int64_t axis = init.attrs.has("axis") ? init.attrs.get_int("axis") : -1;
+    std::optional<int64_t> axis;
+    if (init.attrs.has("axis")) axis = init.attrs.get_int("axis");
     const bool fast = !init.reference_only;
     return make_kernel([op, legacy, axis, fast](KernelContext& ctx) {
       // Without broadcast=1 the shapes must match exactly.

@@ -13,12 +13,11 @@
 // Bitwise* v18: all integer types, numpy broadcasting (BitwiseNot is unary).
 #include <cmath>
 
-#include "ops/math/binary_kit.hpp"
+#include "ops/math/legacy_broadcast.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace binary_kit;
 using D = DataType;
 
 // ---- Pow ----

@@ -190,8 +190,7 @@ void compute(const Plan& p, const std::vector<const Tensor*>& ins, Tensor& y) {
   constexpr bool is_float = std::is_floating_point_v<T> || is_small_float_v<T>;
   using Acc = std::conditional_t<is_float, double, uint64_t>;
   auto load = [](const T& v) -> Acc {
-    if constexpr (is_small_float_v<T>) return static_cast<float>(v);
-    else if constexpr (is_float) return static_cast<double>(v);
+    if constexpr (is_float) return to_double(v);
     else return static_cast<uint64_t>(static_cast<int64_t>(v));
   };
   const size_t n = ins.size();
@@ -293,7 +292,7 @@ void infer_einsum(InferContext& ctx) {
     }
   }
   for (size_t k = 0; k < l.ell_rank; ++k)
-    if (prio[k] < 0) axis_dim[k] = Dim{1, {}, {}};
+    if (prio[k] < 0) axis_dim[k] = known_dim(1);
   Type out = Type::tensor(dt);
   out.shape.rank_known = true;
   for (int s : e.output) {

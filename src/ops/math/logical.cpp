@@ -7,12 +7,11 @@
 // GreaterOrEqual/LessOrEqual v12: integers, float16/float/double; v16: +bfloat16. Comparisons with NaN are false
 // (Equal too).
 // Where v9: bool condition, X and Y of any tensor type but bfloat16 (v16 adds it); the output broadcasts all three.
-#include "ops/math/binary_kit.hpp"
+#include "ops/math/legacy_broadcast.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace binary_kit;
 using D = DataType;
 
 enum class Cmp { Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor };

@@ -342,7 +342,7 @@ void infer_reduce(const Config& cfg, InferContext& ctx) {
   AxesSpec spec = resolve_axes(axes, cfg.axes_input && cfg.noop_with_empty, rank);
   for (int64_t k = 0; k < rank; ++k) {
     if (!spec.reduced[k]) out.dims.push_back(in.shape.dims[k]);
-    else if (cfg.keepdims) out.dims.push_back(Dim{1, {}, {}});
+    else if (cfg.keepdims) out.dims.push_back(known_dim(1));
   }
   ctx.set_output(0, Type::tensor(dt, out));
 }

@@ -19,50 +19,13 @@
 #include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
 #include "ir/tensor_alloc.hpp"
-#include "ops/math/fast_unary.hpp"
+#include "ops/math/elementwise_unary.hpp"
 
 namespace onyx::ops {
 namespace {
 
 using D = DataType;
 using Types = std::vector<DataType>;
-
-// Marks a function with no integer form (the op's type constraints admit only float types).
-struct NoInt {};
-
-// y = f(x) element-wise with the same element type; ff for float types (in double), fi for integers.
-template <class FF, class FI>
-void apply_unary(KernelContext& ctx, const FF& ff, const FI& fi) {
-  const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.allocate_output(0, x.dtype(), x.dims());
-  const int64_t n = static_cast<int64_t>(x.element_count());
-  visit_dtype(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-      const T* px = x.data<T>();
-      T* py = y.mutable_data<T>();
-      for (int64_t i = 0; i < n; ++i) py[i] = from_double<T>(ff(to_double(px[i])));
-    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<FI, NoInt>) {
-      const T* px = x.data<T>();
-      T* py = y.mutable_data<T>();
-      for (int64_t i = 0; i < n; ++i) py[i] = fi(px[i]);
-    } else {
-      ctx.error(cat("element type ", x.dtype(), " is not supported"));
-    }
-  });
-}
-
-template <class FF, class FI = NoInt>
-std::unique_ptr<Kernel> unary_kernel(FF ff, FI fi = {}) {
-  return make_kernel([ff, fi](KernelContext& ctx) { apply_unary(ctx, ff, fi); });
-}
-
-
-// Registers an op whose output has the input's type and shape, one entry per (since_version, allowed types).
-void add_same_type(Registry& r, const char* name, const std::vector<std::pair<int, Types>>& versions, KernelFactory k) {
-  for (const auto& [v, types] : versions)
-    r.add(OpDef{"", name, v, {{{0}, types}}, [](InferContext& ctx) { infer_same_as_input(ctx); }, k});
-}
 
 template <class T>
 T wrap_neg(T v) {

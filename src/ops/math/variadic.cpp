@@ -7,13 +7,12 @@
 #include <cstring>
 
 #include "kernels/elementwise.hpp"
-#include "ops/math/binary_kit.hpp"
+#include "ops/op_kit.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace binary_kit;
 using D = DataType;
 
 enum class Var { Max, Min, Sum, Mean };

@@ -4,7 +4,8 @@
 // coefficient row and two class labels the scores become [-s, s] (binary). post_transform is applied to each row and
 // the label is the arg-max class (first on ties). `multi_class` does not change the computation.
 // X is [N,C] or [C] (one row) of float/double/int32/int64; Z/Y are float.
-#include "ops/ml/ml_kit.hpp"
+#include "ops/ml/post_transform.hpp"
+#include "ops/ml/rows_and_labels.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -32,7 +33,7 @@ void register_regressor(Registry& r) {
   auto infer = [](InferContext& ctx) {
     int64_t targets = ctx.attrs.get_int("targets", 1);
     if (targets < 1) ctx.error(cat("targets must be >= 1, got ", targets));
-    ctx.set_output(0, Type::tensor(DataType::Float, ml::shape2(ml::batch_dim(ctx), ml::known(targets))));
+    ctx.set_output(0, Type::tensor(DataType::Float, shape_from({ml::batch_dim(ctx), known_dim(targets)})));
   };
   auto kernel = [](const KernelInit& init) {
     int64_t targets = init.attrs.get_int("targets", 1);
@@ -50,7 +51,7 @@ void register_regressor(Registry& r) {
         ctx.error(cat("coefficients has ", w.size(), " values, expected targets * C = ", targets, " * ", x.c));
       std::vector<double> y = linear_scores(x, w, b, targets);
       for (int64_t n = 0; n < x.n; ++n) ml::apply_post_transform(pt, y.data() + n * targets, targets);
-      ml::write_floats(ctx.allocate_output(0, DataType::Float, {x.n, targets}), y);
+      store_doubles(ctx.allocate_output(0, DataType::Float, {x.n, targets}), y);
     });
   };
   add_versions(r, "ai.onnx.ml", "LinearRegressor", {1}, {{{0}, kInputTypes}}, infer, kernel);
@@ -67,9 +68,9 @@ void register_classifier(Registry& r) {
   auto infer = [class_count](InferContext& ctx) {
     ml::ClassLabels l = ml::read_class_labels(ctx.attrs, "classlabels_ints");
     Dim n = ml::batch_dim(ctx);
-    ctx.set_output(0, Type::tensor(l.strings ? DataType::String : DataType::Int64, ml::shape1(n)));
+    ctx.set_output(0, Type::tensor(l.strings ? DataType::String : DataType::Int64, shape_from({n})));
     std::optional<int64_t> e = class_count(ctx.attrs, l.size());
-    ctx.set_output(1, Type::tensor(DataType::Float, ml::shape2(n, e ? ml::known(*e) : Dim{})));
+    ctx.set_output(1, Type::tensor(DataType::Float, shape_from({n, e ? known_dim(*e) : Dim{}})));
   };
   auto kernel = [](const KernelInit& init) {
     ml::ClassLabels labels = ml::read_class_labels(init.attrs, "classlabels_ints");
@@ -123,7 +124,7 @@ void register_classifier(Registry& r) {
             p[n] = idx[n] >= 0 ? labels.i[idx[n]] : 0;
         }
       }
-      if (ctx.num_outputs() > 1) ml::write_floats(ctx.allocate_output(1, DataType::Float, {n_rows, cols}), z);
+      if (ctx.num_outputs() > 1) store_doubles(ctx.allocate_output(1, DataType::Float, {n_rows, cols}), z);
     });
   };
   add_versions(r, "ai.onnx.ml", "LinearClassifier", {1}, {{{0}, kInputTypes}}, infer, kernel);

@@ -14,7 +14,7 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "ops/ml/ml_kit.hpp"
+#include "ops/ml/rows_and_labels.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -108,8 +108,8 @@ void register_cast_map(Registry& r) {
       if (t->key != D::Undefined && t->key != D::Int64) ctx.error(cat("map keys must be int64, got ", t->key));
     }
     std::string form = ctx.attrs.get_string("map_form", "DENSE");
-    Dim n = form == "SPARSE" ? ml::known(ctx.attrs.get_int("max_map", 1)) : Dim{};
-    ctx.set_output(0, Type::tensor(out_dtype(ctx.attrs), ml::shape2(ml::known(1), n)));
+    Dim n = form == "SPARSE" ? known_dim(ctx.attrs.get_int("max_map", 1)) : Dim{};
+    ctx.set_output(0, Type::tensor(out_dtype(ctx.attrs), shape_from({known_dim(1), n})));
   };
   auto kernel = [out_dtype](const KernelInit& init) {
     DataType to = out_dtype(init.attrs);
@@ -176,7 +176,7 @@ void register_dict_vectorizer(Registry& r) {
         ctx.error(cat("map keys are ", t->key, ", the vocabulary is ", string_vocab ? "string" : "int64"));
       if (t->inner && t->inner->kind == Type::Kind::Tensor) dt = t->inner->elem;
     }
-    ctx.set_output(0, Type::tensor(dt, ml::shape2(ml::known(1), ml::known(v))));
+    ctx.set_output(0, Type::tensor(dt, shape_from({known_dim(1), known_dim(v)})));
   };
   auto kernel = [vocab_size](const KernelInit& init) {
     int64_t width = vocab_size(init.attrs);

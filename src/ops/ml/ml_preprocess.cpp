@@ -15,7 +15,7 @@
 // truncated to integers; an unknown category is all zeros (zeros=1) or an error (zeros=0).
 #include <unordered_map>
 
-#include "ops/ml/ml_kit.hpp"
+#include "ops/ml/rows_and_labels.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -74,7 +74,7 @@ void register_scaler(Registry& r) {
         double s = scale.empty() ? 1.0 : scale[scale.size() == 1 ? 0 : k];
         v[i] = (v[i] - o) * s;
       }
-      ml::write_floats(ctx.allocate_output(0, D::Float, x.dims()), v);
+      store_doubles(ctx.allocate_output(0, D::Float, x.dims()), v);
     });
   };
   add_versions(r, kMl, "Scaler", {1}, {{{0}, kNum4}}, infer, kernel);
@@ -107,7 +107,7 @@ void register_normalizer(Registry& r) {
         if (d != 0)
           for (int64_t c = 0; c < x.c; ++c) row[c] /= d;
       }
-      ml::write_floats(ctx.allocate_output(0, D::Float, xt.dims()), x.v);
+      store_doubles(ctx.allocate_output(0, D::Float, xt.dims()), x.v);
     });
   };
   add_versions(r, kMl, "Normalizer", {1}, {{{0}, kNum4}}, infer, kernel);
@@ -174,7 +174,7 @@ void register_one_hot_encoder(Registry& r) {
   auto infer = [ncats](InferContext& ctx) {
     const Type& t = ctx.input_type(0);
     Shape s = t.shape;
-    if (s.rank_known) s = shape_with_last(s, ml::known(ncats(ctx.attrs)));
+    if (s.rank_known) s = shape_with_last(s, known_dim(ncats(ctx.attrs)));
     ctx.set_output(0, Type::tensor(D::Float, s));
   };
   auto kernel = [](const KernelInit& init) {
@@ -308,7 +308,7 @@ Tensor ints_tensor(const std::vector<int64_t>& v, DataType dt = D::Int64) {
 }
 Tensor floats_tensor(const std::vector<double>& v, DataType dt = D::Float) {
   Tensor t = Tensor::allocate(dt, {static_cast<int64_t>(v.size())});
-  ml::write_floats(t, v);
+  store_doubles(t, v);
   return t;
 }
 Tensor strings_tensor(std::vector<std::string> v) {
@@ -469,13 +469,13 @@ void register_array_feature_extractor(Registry& r) {
     Dim k;
     if (ctx.has_input(1)) {
       const Type& it = ctx.input_type(1);
-      if (auto d = static_dims(it)) k = ml::known(product(*d));
+      if (auto d = static_dims(it)) k = known_dim(product(*d));
     }
     Shape s;
     if (x.shape.rank_known) {
       s.rank_known = true;
       if (x.shape.dims.size() <= 1) {
-        s.dims = {ml::known(1), k};
+        s.dims = {known_dim(1), k};
       } else {
         s.dims.assign(x.shape.dims.begin(), x.shape.dims.end() - 1);
         s.dims.push_back(k);
@@ -524,17 +524,17 @@ void register_feature_vectorizer(Registry& r) {
     if (!dims.empty()) {
       int64_t s = 0;
       for (int64_t d : dims) s += d;
-      width = ml::known(s);
+      width = known_dim(s);
     }
     Dim n;
     for (size_t i = 0; i < ctx.num_inputs(); ++i) {
       if (!ctx.has_input(i)) continue;
       const Type& t = ctx.input_type(i);
       if (!t.shape.rank_known) continue;
-      n = t.shape.dims.size() == 1 ? ml::known(1) : t.shape.dims.empty() ? Dim{} : t.shape.dims[0];
+      n = t.shape.dims.size() == 1 ? known_dim(1) : t.shape.dims.empty() ? Dim{} : t.shape.dims[0];
       break;
     }
-    ctx.set_output(0, Type::tensor(D::Float, ml::shape2(n, width)));
+    ctx.set_output(0, Type::tensor(D::Float, shape_from({n, width})));
   };
   auto kernel = [](const KernelInit& init) {
     std::vector<int64_t> dims = init.attrs.get_ints("inputdimensions", std::vector<int64_t>{});

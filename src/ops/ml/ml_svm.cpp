@@ -12,7 +12,8 @@
 // label; with one rho and not two labels the label is 1 when the top vote/score is positive, else 0 (the
 // conventions of the ONNX reference implementation).
 // X is [N,C] or [C] of float/double/int32/int64; scores are float.
-#include "ops/ml/ml_kit.hpp"
+#include "ops/ml/post_transform.hpp"
+#include "ops/ml/rows_and_labels.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -69,7 +70,7 @@ std::vector<double> floats(const AttributeView& a, const char* name) { return ml
 
 void register_regressor(Registry& r) {
   auto infer = [](InferContext& ctx) {
-    ctx.set_output(0, Type::tensor(DataType::Float, ml::shape2(ml::batch_dim(ctx), ml::known(1))));
+    ctx.set_output(0, Type::tensor(DataType::Float, shape_from({ml::batch_dim(ctx), known_dim(1)})));
   };
   auto kernel = [](const KernelInit& init) {
     SvmKernel k = parse_kernel(init.attrs);
@@ -108,7 +109,7 @@ void register_regressor(Registry& r) {
         ml::apply_post_transform(pt, &s, 1);
         y[n] = s;
       }
-      ml::write_floats(ctx.allocate_output(0, DataType::Float, {x.n, 1}), y);
+      store_doubles(ctx.allocate_output(0, DataType::Float, {x.n, 1}), y);
     });
   };
   add_versions(r, "ai.onnx.ml", "SVMRegressor", {1}, {{{0}, kInputTypes}}, infer, kernel);
@@ -262,7 +263,7 @@ struct SvmClassifier {
       const int64_t cols = nrows > 0 ? static_cast<int64_t>(rows[0].size()) : (classes > 2 || has_proba ? classes : 2);
       std::vector<double> flat;
       for (const auto& z : rows) flat.insert(flat.end(), z.begin(), z.end());
-      ml::write_floats(ctx.allocate_output(1, DataType::Float, {nrows, cols}), flat);
+      store_doubles(ctx.allocate_output(1, DataType::Float, {nrows, cols}), flat);
     }
   }
 };
@@ -271,8 +272,8 @@ void register_classifier(Registry& r) {
   auto infer = [](InferContext& ctx) {
     ml::ClassLabels l = ml::read_class_labels(ctx.attrs, "classlabels_ints");
     Dim n = ml::batch_dim(ctx);
-    ctx.set_output(0, Type::tensor(l.strings ? DataType::String : DataType::Int64, ml::shape1(n)));
-    ctx.set_output(1, Type::tensor(DataType::Float, ml::shape2(n, Dim{})));
+    ctx.set_output(0, Type::tensor(l.strings ? DataType::String : DataType::Int64, shape_from({n})));
+    ctx.set_output(1, Type::tensor(DataType::Float, shape_from({n, Dim{}})));
   };
   auto kernel = [](const KernelInit& init) {
     auto c = std::make_shared<SvmClassifier>();

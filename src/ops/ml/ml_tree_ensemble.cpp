@@ -17,7 +17,8 @@
 // [1 - s, s] (NONE, PROBIT) or [-s, s] (other transforms); the label is the arg-max class after post_transform.
 #include <map>
 
-#include "ops/ml/ml_kit.hpp"
+#include "ops/ml/post_transform.hpp"
+#include "ops/ml/rows_and_labels.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -247,7 +248,7 @@ void register_regressor(Registry& r) {
   };
   auto infer = [targets_of](InferContext& ctx) {
     if (ctx.opset >= 5) deprecated("TreeEnsembleRegressor");
-    ctx.set_output(0, Type::tensor(DataType::Float, ml::shape2(ml::batch_dim(ctx), ml::known(targets_of(ctx.attrs)))));
+    ctx.set_output(0, Type::tensor(DataType::Float, shape_from({ml::batch_dim(ctx), known_dim(targets_of(ctx.attrs))})));
   };
   auto kernel = [targets_of](const KernelInit& init) {
     if (init.opset >= 5) deprecated("TreeEnsembleRegressor");
@@ -268,7 +269,7 @@ void register_regressor(Registry& r) {
         for (size_t t = 0; t < base.size(); ++t) row[t] += base[t];
         ml::apply_post_transform(pt, row, static_cast<size_t>(nt));
       }
-      ml::write_floats(ctx.allocate_output(0, DataType::Float, {x.n, nt}), y);
+      store_doubles(ctx.allocate_output(0, DataType::Float, {x.n, nt}), y);
     });
   };
   add_versions(r, "ai.onnx.ml", "TreeEnsembleRegressor", {1, 3, 5}, {{{0}, kLegacyInputs}}, infer, kernel);
@@ -279,11 +280,11 @@ void register_classifier(Registry& r) {
     if (ctx.opset >= 5) deprecated("TreeEnsembleClassifier");
     ml::ClassLabels l = ml::read_class_labels(ctx.attrs, "classlabels_int64s");
     Dim n = ml::batch_dim(ctx);
-    ctx.set_output(0, Type::tensor(l.strings ? DataType::String : DataType::Int64, ml::shape1(n)));
+    ctx.set_output(0, Type::tensor(l.strings ? DataType::String : DataType::Int64, shape_from({n})));
     std::vector<int64_t> ids = ctx.attrs.get_ints("class_ids", std::vector<int64_t>{});
     bool single = !ids.empty() && std::all_of(ids.begin(), ids.end(), [&](int64_t v) { return v == ids[0]; });
     int64_t cols = (single && l.size() <= 2) ? 2 : static_cast<int64_t>(l.size());
-    ctx.set_output(1, Type::tensor(DataType::Float, ml::shape2(n, ml::known(cols))));
+    ctx.set_output(1, Type::tensor(DataType::Float, shape_from({n, known_dim(cols)})));
   };
   auto kernel = [](const KernelInit& init) {
     if (init.opset >= 5) deprecated("TreeEnsembleClassifier");
@@ -328,7 +329,7 @@ void register_classifier(Registry& r) {
       } else {
         ml::write_labels(ctx, labels, idx);
       }
-      if (ctx.num_outputs() > 1) ml::write_floats(ctx.allocate_output(1, DataType::Float, {x.n, cols}), z);
+      if (ctx.num_outputs() > 1) store_doubles(ctx.allocate_output(1, DataType::Float, {x.n, cols}), z);
     });
   };
   add_versions(r, "ai.onnx.ml", "TreeEnsembleClassifier", {1, 3, 5}, {{{0}, kLegacyInputs}}, infer, kernel);
@@ -432,7 +433,7 @@ void register_tree_ensemble(Registry& r) {
     int64_t nt = v5_targets(ctx.attrs);
     if (ctx.has_input(0) && ctx.input_type(0).shape.rank_known && ctx.input_type(0).shape.dims.size() != 2)
       ctx.error(cat("input X must be [N,F], got ", ctx.input_type(0).shape.to_string()));
-    ctx.set_output(0, Type::tensor(dt, ml::shape2(ml::batch_dim(ctx), ml::known(nt))));
+    ctx.set_output(0, Type::tensor(dt, shape_from({ml::batch_dim(ctx), known_dim(nt)})));
   };
   auto kernel = [](const KernelInit& init) {
     auto f = build_v5(init.attrs);
@@ -443,7 +444,7 @@ void register_tree_ensemble(Registry& r) {
       ml::Rows x = ml::read_rows(xt);
       std::vector<double> y = f->scores(x);
       for (int64_t n = 0; n < x.n; ++n) ml::apply_post_transform(pt, y.data() + n * f->n_targets, f->n_targets);
-      ml::write_floats(ctx.allocate_output(0, xt.dtype(), {x.n, f->n_targets}), y);
+      store_doubles(ctx.allocate_output(0, xt.dtype(), {x.n, f->n_targets}), y);
     });
   };
   add_versions(r, "ai.onnx.ml", "TreeEnsemble", {5}, {{{0}, kV5Types}}, infer, kernel);

@@ -23,52 +23,13 @@
 #include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
 #include "ir/tensor_alloc.hpp"
-#include "ops/math/fast_unary.hpp"
+#include "ops/math/elementwise_unary.hpp"
 
 namespace onyx::ops {
 namespace {
 
 using D = DataType;
 using Types = std::vector<DataType>;
-
-struct NoInt {};
-
-template <class T>
-constexpr bool is_plain_float_v = std::is_floating_point_v<T> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
-template <class T>
-constexpr bool is_plain_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-template <class FF, class FI>
-void apply_unary(KernelContext& ctx, const FF& ff, const FI& fi) {
-  const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.allocate_output(0, x.dtype(), x.dims());
-  const int64_t n = static_cast<int64_t>(x.element_count());
-  visit_dtype(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (is_plain_float_v<T>) {
-      const T* px = x.data<T>();
-      T* py = y.mutable_data<T>();
-      for (int64_t i = 0; i < n; ++i) py[i] = from_double<T>(ff(to_double(px[i])));
-    } else if constexpr (is_plain_int_v<T> && !std::is_same_v<FI, NoInt>) {
-      const T* px = x.data<T>();
-      T* py = y.mutable_data<T>();
-      for (int64_t i = 0; i < n; ++i) py[i] = fi(px[i]);
-    } else {
-      ctx.error(cat("element type ", x.dtype(), " is not supported"));
-    }
-  });
-}
-
-template <class FF, class FI = NoInt>
-std::unique_ptr<Kernel> unary_kernel(FF ff, FI fi = {}) {
-  return make_kernel([ff, fi](KernelContext& ctx) { apply_unary(ctx, ff, fi); });
-}
-
-void add_same_type(Registry& r, const char* name, const std::vector<std::pair<int, Types>>& versions, KernelFactory k) {
-  for (const auto& [v, types] : versions)
-    r.add(OpDef{"", name, v, {{{0}, types}}, [](InferContext& ctx) { infer_same_as_input(ctx); }, k});
-}
-
 
 double sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x)); }
 // log(1 + exp(x)) without overflow.
@@ -126,7 +87,7 @@ void run_prelu(KernelContext& ctx) {
   Tensor& y = ctx.allocate_output(0, x.dtype(), x.dims());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (is_plain_float_v<T> || is_plain_int_v<T>) {
+    if constexpr (is_plain_float_v<T> || is_int_v<T>) {
       const T* px = x.data<T>();
       const T* ps = s.data<T>();
       T* py = y.mutable_data<T>();
@@ -208,7 +169,7 @@ void run_clip_inputs(KernelContext& ctx, bool fast) {
         if (v > hi) out = tmax->data<T>()[0];  // min > max: every element becomes max
         py[i] = out;
       }
-    } else if constexpr (is_plain_int_v<T>) {
+    } else if constexpr (is_int_v<T>) {
       const T lo = tmin ? tmin->data<T>()[0] : std::numeric_limits<T>::lowest();
       const T hi = tmax ? tmax->data<T>()[0] : std::numeric_limits<T>::max();
       const T* px = x.data<T>();

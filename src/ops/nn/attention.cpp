@@ -28,24 +28,13 @@
 
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"
-#include "ops/nn/float_store.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
 using D = DataType;
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
-int64_t checked_size(std::initializer_list<int64_t> dims) {
-  constexpr int64_t kLimit = int64_t{1} << 40;
-  int64_t p = 1;
-  for (int64_t d : dims) {
-    if (d < 0) fail("negative size ", d);
-    if (d != 0 && p > kLimit / d) fail("size is too large");
-    p *= d;
-  }
-  return p;
-}
 
 // Softmax of row[0..n) in place; a row whose entries are all -inf gives zeros.
 void softmax_row(double* row, int64_t n) {
@@ -230,16 +219,16 @@ void run_attention(const AttnConfig& c, KernelContext& ctx) {
     for (int64_t n : nonpad)
       if (n < 0 || n > total) ctx.error(cat("nonpad_kv_seqlen value ", n, " is outside [0, ", total, "]"));
   }
-  const int64_t probs_size = checked_size({s.batch, s.q_heads, s.q_seq, total});
-  checked_size({s.batch, s.q_heads, s.q_seq, s.v_head});
+  const int64_t probs_size = static_cast<int64_t>(check_data_sized({s.batch, s.q_heads, s.q_seq, total}));
+  check_data_sized({s.batch, s.q_heads, s.q_seq, s.v_head});
 
   // Q [b, h, i, k], present K [b, g, j, k], present V [b, g, j, m] as doubles.
   const std::vector<double> qr = read_doubles(q_t), kr = read_doubles(k_t), vr = read_doubles(v_t);
   const auto q_at = [&](int64_t b, int64_t h, int64_t i, int64_t k) {
     return s.packed ? qr[((b * s.q_seq + i) * s.q_heads + h) * s.head + k] : qr[((b * s.q_heads + h) * s.q_seq + i) * s.head + k];
   };
-  std::vector<double> K(static_cast<size_t>(checked_size({s.batch, s.kv_heads, total, s.head})));
-  std::vector<double> V(static_cast<size_t>(checked_size({s.batch, s.kv_heads, total, s.v_head})));
+  std::vector<double> K(static_cast<size_t>(check_data_sized({s.batch, s.kv_heads, total, s.head})));
+  std::vector<double> V(static_cast<size_t>(check_data_sized({s.batch, s.kv_heads, total, s.v_head})));
   {
     const std::vector<double> pkr = pk ? read_doubles(*pk) : std::vector<double>{};
     const std::vector<double> pvr = pv ? read_doubles(*pv) : std::vector<double>{};
@@ -374,17 +363,17 @@ void infer_attention(InferContext& ctx) {
     if (qh_attr <= 0 || kvh_attr <= 0) ctx.error("3-D inputs need positive q_num_heads and kv_num_heads");
     const Dim batch = dim_of(ctx, 0, 0), q_seq = dim_of(ctx, 0, 1), kv_seq = dim_of(ctx, 1, 1);
     Dim v_hidden;
-    if (auto vh = static_dim(ctx, 2, 2)) {
+    if (auto vh = dim_of(ctx, 2, 2).value) {
       if (*vh % kvh_attr != 0) ctx.error(cat("V hidden size ", *vh, " is not a multiple of kv_num_heads ", kvh_attr));
       v_hidden = known_dim(*vh / kvh_attr * qh_attr);
     }
     y = shape_from({batch, q_seq, v_hidden});
     Dim head, v_head;
-    if (auto qd = static_dim(ctx, 0, 2)) {
+    if (auto qd = dim_of(ctx, 0, 2).value) {
       if (*qd % qh_attr != 0) ctx.error(cat("Q hidden size ", *qd, " is not a multiple of q_num_heads ", qh_attr));
       head = known_dim(*qd / qh_attr);
     }
-    if (auto vh = static_dim(ctx, 2, 2)) v_head = known_dim(*vh / kvh_attr);
+    if (auto vh = dim_of(ctx, 2, 2).value) v_head = known_dim(*vh / kvh_attr);
     const Dim total = ctx.has_input(4) ? add_dims(dim_of(ctx, 4, 2), kv_seq) : kv_seq;
     pk = shape_from({batch, known_dim(kvh_attr), total, head});
     pv = shape_from({batch, known_dim(kvh_attr), total, v_head});
@@ -392,7 +381,7 @@ void infer_attention(InferContext& ctx) {
   } else if (rank == 4) {
     const Dim batch = dim_of(ctx, 0, 0), qh = dim_of(ctx, 0, 1), q_seq = dim_of(ctx, 0, 2);
     const Dim kvh = dim_of(ctx, 1, 1), kv_seq = dim_of(ctx, 1, 2);
-    auto sq = static_dim(ctx, 0, 1), sk = static_dim(ctx, 1, 1);
+    auto sq = dim_of(ctx, 0, 1).value, sk = dim_of(ctx, 1, 1).value;
     if (sq && sk && (*sk <= 0 || *sq % *sk != 0)) ctx.error(cat("q heads ", *sq, " must be a multiple of kv heads ", *sk));
     y = shape_from({batch, qh, q_seq, dim_of(ctx, 2, 3)});
     const Dim total = ctx.has_input(4) ? add_dims(dim_of(ctx, 4, 2), kv_seq) : kv_seq;
@@ -542,7 +531,7 @@ void run_linear(const LinConfig& c, KernelContext& ctx) {
     if (t.dims() != Dims{B, T, Hk * dk}) ctx.error(cat("erase_gate must have shape [", B, ",", T, ",", Hk * dk, "]"));
     erase = read_doubles(t);
   }
-  const size_t state_size = static_cast<size_t>(checked_size({B, Hk, dk, dv}));
+  const size_t state_size = static_cast<size_t>(check_data_sized({B, Hk, dk, dv}));
   std::vector<double> S(state_size, 0.0);
   DataType state_dt = dt;
   if (ctx.has_input(3)) {
@@ -554,7 +543,7 @@ void run_linear(const LinConfig& c, KernelContext& ctx) {
   }
   const double scale = c.scale == 0 ? 1.0 / std::sqrt(static_cast<double>(dk)) : c.scale;
   const std::vector<double> q = read_doubles(q_t), k = read_doubles(k_t), v = read_doubles(v_t);
-  std::vector<double> out(static_cast<size_t>(checked_size({B, T, Hq, dv})), 0.0);
+  std::vector<double> out(static_cast<size_t>(check_data_sized({B, T, Hq, dv})), 0.0);
   const int64_t group = Hq / Hk;
   std::vector<double> vt(static_cast<size_t>(dv)), ke(static_cast<size_t>(dk));
   for (int64_t b = 0; b < B; ++b)
@@ -607,12 +596,12 @@ void infer_linear(InferContext& ctx) {
     if (r >= 0 && r != 3) ctx.error(cat("input ", i, " must be 3-D [B, T, H*D], got rank ", r));
   }
   Dim dk, dv;
-  if (auto qd = static_dim(ctx, 0, 2)) {
+  if (auto qd = dim_of(ctx, 0, 2).value) {
     if (*qd % hq != 0) ctx.error(cat("query last dim ", *qd, " is not a multiple of q_num_heads ", hq));
     dk = known_dim(*qd / hq);
   }
   Dim out_last;
-  if (auto vd = static_dim(ctx, 2, 2)) {
+  if (auto vd = dim_of(ctx, 2, 2).value) {
     if (*vd % hk != 0) ctx.error(cat("value last dim ", *vd, " is not a multiple of kv_num_heads ", hk));
     dv = known_dim(*vd / hk);
     out_last = known_dim(*vd / hk * hq);
@@ -664,7 +653,7 @@ void run_flex(const FlexConfig& c, KernelContext& ctx) {
   if (v_t.dims()[1] != Hk || v_t.dims()[2] != Sk) ctx.error("K and V must have the same heads and sequence length");
   if (Hk <= 0 || Hq % Hk != 0) ctx.error(cat("q heads ", Hq, " must be a multiple of kv heads ", Hk));
   const Dims sdims = {B, Hq, Sq, Sk};
-  std::vector<double> scores(static_cast<size_t>(checked_size({B, Hq, Sq, Sk})));
+  std::vector<double> scores(static_cast<size_t>(check_data_sized({B, Hq, Sq, Sk})));
   const double scale = c.scale ? *c.scale : 1.0 / std::sqrt(static_cast<double>(dh));
   const std::vector<double> q = read_doubles(q_t), k = read_doubles(k_t), v = read_doubles(v_t);
   const int64_t group = Hq / Hk;
@@ -684,7 +673,7 @@ void run_flex(const FlexConfig& c, KernelContext& ctx) {
     for (int64_t j = 0; j < Sk; ++j) scores[r * Sk + j] = round_to(pdt, scores[r * Sk + j]);
   }
   if (c.prob_mod) run_modifier(ctx, *c.prob_mod, "prob_mod", sdims, pdt, scores);
-  std::vector<double> y(static_cast<size_t>(checked_size({B, Hq, Sq, dv})), 0.0);
+  std::vector<double> y(static_cast<size_t>(check_data_sized({B, Hq, Sq, dv})), 0.0);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h)
       for (int64_t i = 0; i < Sq; ++i)
@@ -701,7 +690,7 @@ void infer_flex(InferContext& ctx) {
     const int64_t r = input_rank(ctx, i);
     if (r >= 0 && r != 4) ctx.error(cat("input ", i, " must be 4-D, got rank ", r));
   }
-  auto sq = static_dim(ctx, 0, 1), sk = static_dim(ctx, 1, 1);
+  auto sq = dim_of(ctx, 0, 1).value, sk = dim_of(ctx, 1, 1).value;
   if (sq && sk && (*sk <= 0 || *sq % *sk != 0)) ctx.error(cat("q heads ", *sq, " must be a multiple of kv heads ", *sk));
   if (input_rank(ctx, 0) != 4) {
     ctx.set_output(0, Type::tensor(dt));

@@ -18,9 +18,10 @@
 #include "kernels/conv_transpose.hpp"
 #include "kernels/gemm.hpp"
 #include "ir/tensor_alloc.hpp"
+#include "ops/nn/compute_type.hpp"
 #include "ops/nn/conv_epilogue.hpp"
-#include "ops/nn/nn_kit.hpp"
 #include "ops/nn/plain_product.hpp"
+#include "ops/nn/window.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -402,7 +403,7 @@ void infer_conv_transpose(InferContext& ctx) {
     if (tw.shape.rank_known && tw.shape.dims[1].value) {
       if (__builtin_mul_overflow(*tw.shape.dims[1].value, a.group, &channels))
         ctx.error(cat("W's ", *tw.shape.dims[1].value, " output channels per group x group ", a.group, " overflow int64"));
-      s.dims[1] = Dim{channels, {}, {}};
+      s.dims[1] = known_dim(channels);
     }
     Dims kernel = a.w.kernel;
     if (kernel.empty() && wd) kernel.assign(wd->begin() + 2, wd->end());
@@ -411,12 +412,12 @@ void infer_conv_transpose(InferContext& ctx) {
       if (tx.shape.dims[2 + i].value) in.push_back(*tx.shape.dims[2 + i].value);
     if (kernel.size() == r && in.size() == r) {
       TransposeGeom g = transpose_geom(a, in, kernel);
-      for (size_t i = 0; i < r; ++i) s.dims[2 + i] = Dim{g.out[i], {}, {}};
+      for (size_t i = 0; i < r; ++i) s.dims[2 + i] = known_dim(g.out[i]);
     } else if (!a.output_shape.empty()) {
       Dims t = a.output_shape;
       if (t.size() == r + 2) t.erase(t.begin(), t.begin() + 2);
       if (t.size() == r)
-        for (size_t i = 0; i < r; ++i) s.dims[2 + i] = Dim{t[i], {}, {}};
+        for (size_t i = 0; i < r; ++i) s.dims[2 + i] = known_dim(t[i]);
     }
   }
   ctx.set_output(0, Type::tensor(tx.elem, s));

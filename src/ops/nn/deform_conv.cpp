@@ -182,18 +182,7 @@ void run_deform(const Attrs& attrs, KernelContext& ctx) {
         }
     }
   }
-  visit_dtype(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-      T* py = y.mutable_data<T>();
-      for (size_t i = 0; i < out.size(); ++i) {
-        if constexpr (std::is_floating_point_v<T>) py[i] = static_cast<T>(out[i]);
-        else py[i] = from_double<T>(out[i]);
-      }
-    } else {
-      ctx.error(cat("element type ", x.dtype(), " is not supported"));
-    }
-  });
+  store_doubles(y, out);
 }
 
 void infer_deform(const Attrs& attrs, InferContext& ctx) {
@@ -214,7 +203,7 @@ void infer_deform(const Attrs& attrs, InferContext& ctx) {
     if (!attrs.kernel.empty() || wd) {
       Attrs p = resolved(attrs, nd, wd ? &*wd : nullptr);
       for (size_t i = 0; i < nd; ++i)
-        if (const Dim& d = xt.shape.dims[2 + i]; d.value) out.shape.dims[2 + i] = Dim{out_dim(p, i, *d.value), {}, {}};
+        if (const Dim& d = xt.shape.dims[2 + i]; d.value) out.shape.dims[2 + i] = known_dim(out_dim(p, i, *d.value));
     }
   } else if (xt.shape.rank_known) {
     ctx.error(cat("X must have rank >= 3, got ", xt.shape.to_string()));

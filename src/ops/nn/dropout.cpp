@@ -7,7 +7,7 @@
 // v13 adds bfloat16 data; v22 adds the float8 types (data and ratio).
 #include <random>
 
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/compute_type.hpp"
 
 namespace onyx::ops {
 namespace {

@@ -259,7 +259,7 @@ void infer_affine_grid(InferContext& ctx) {
       out.shape.rank_known = true;
       out.shape.dims.assign(static_cast<size_t>((*sd)[0]), Dim{});
       if (tt.shape.rank_known && !tt.shape.dims.empty()) out.shape.dims[0] = tt.shape.dims[0];
-      out.shape.dims.back() = Dim{(*sd)[0] - 2, {}, {}};
+      out.shape.dims.back() = known_dim((*sd)[0] - 2);
     }
   }
   ctx.set_output(0, out);

@@ -50,33 +50,6 @@ int64_t check_loss_shapes(const Dims& in, const Dims& target, const Dims* weight
   return c;
 }
 
-template <class T>
-double load(T v) {
-  if constexpr (is_small_float_v<T>) return static_cast<float>(v);
-  else return static_cast<double>(v);
-}
-
-template <class T>
-T store(double d) {
-  if constexpr (is_small_float_v<T>) return from_double<T>(d);
-  else return static_cast<T>(d);
-}
-
-// Reads a float tensor (any of the loss types) as doubles.
-std::vector<double> float_values(const Tensor& t) {
-  std::vector<double> v(t.element_count());
-  visit_dtype(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (is_float_like_v<T>) {
-      const T* p = t.data<T>();
-      for (size_t i = 0; i < v.size(); ++i) v[i] = load(p[i]);
-    } else {
-      fail("expected a float tensor, got ", t.dtype());
-    }
-  });
-  return v;
-}
-
 // The NLL of log-probabilities `lp` laid out [N, C, D] (D = product of d1..dk); writes `out` (N*D values for
 // reduction none, one otherwise).
 std::vector<double> nll(const LossConfig& cfg, const std::vector<double>& lp, const std::vector<int64_t>& target,
@@ -103,18 +76,6 @@ Dims loss_output_dims(const LossConfig& cfg, const Dims& target) {
   return cfg.reduction == Reduction::None ? target : Dims{};
 }
 
-void write_doubles(Tensor& y, const std::vector<double>& v) {
-  visit_dtype(y.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (is_float_like_v<T>) {
-      T* p = y.mutable_data<T>();
-      for (size_t i = 0; i < v.size(); ++i) p[i] = store<T>(v[i]);
-    } else {
-      fail("expected a float tensor, got ", y.dtype());
-    }
-  });
-}
-
 void run_loss(const LossConfig& cfg, bool softmax, KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& target = ctx.input(1);
@@ -126,7 +87,7 @@ void run_loss(const LossConfig& cfg, bool softmax, KernelContext& ctx) {
     ctx.error(cat("weight element type ", weight->dtype(), " differs from ", in_name, " element type ", x.dtype()));
   const int64_t n = x.dims()[0];
   const int64_t d = product(x.dims(), 2);
-  std::vector<double> lp = float_values(x);
+  std::vector<double> lp = read_doubles(x);
   if (softmax) {
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < d; ++j) {
@@ -138,12 +99,12 @@ void run_loss(const LossConfig& cfg, bool softmax, KernelContext& ctx) {
         for (int64_t k = 0; k < c; ++k) lp[(i * c + k) * d + j] -= lse;
       }
     }
-    if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) write_doubles(ctx.allocate_output(1, x.dtype(), x.dims()), lp);
+    if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) store_doubles(ctx.allocate_output(1, x.dtype(), x.dims()), lp);
   }
   std::vector<double> w;
-  if (weight) w = float_values(*weight);
+  if (weight) w = read_doubles(*weight);
   std::vector<double> loss = nll(cfg, lp, read_ints(target), weight ? &w : nullptr, n, c, d);
-  write_doubles(ctx.allocate_output(0, x.dtype(), loss_output_dims(cfg, target.dims())), loss);
+  store_doubles(ctx.allocate_output(0, x.dtype(), loss_output_dims(cfg, target.dims())), loss);
 }
 
 void infer_loss(const LossConfig& cfg, bool softmax, InferContext& ctx) {

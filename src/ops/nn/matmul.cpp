@@ -21,7 +21,7 @@
 #include "kernels/gemm.hpp"
 #include "ops/fused/as_standard.hpp"
 #include "ops/fused/fused.hpp"
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/compute_type.hpp"
 #include "ops/nn/plain_product.hpp"
 #include "ir/tensor_alloc.hpp"
 

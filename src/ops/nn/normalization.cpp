@@ -23,7 +23,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "kernels/reduce.hpp"
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/compute_type.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -330,7 +330,7 @@ void infer_layer_norm(InferContext& ctx, bool rms) {
     const int64_t rank = static_cast<int64_t>(tx.shape.dims.size());
     const int64_t axis = normalize_axis(ctx.attrs.get_int("axis", -1), rank);
     s = tx.shape;
-    for (int64_t i = axis; i < rank; ++i) s.dims[i] = Dim{1, {}, {}};
+    for (int64_t i = axis; i < rank; ++i) s.dims[i] = known_dim(1);
   }
   ctx.set_output(1, Type::tensor(sdt, s));
   ctx.set_output(2, Type::tensor(sdt, s));

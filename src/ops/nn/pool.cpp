@@ -11,7 +11,8 @@
 #include <limits>
 
 #include "ir/tensor_alloc.hpp"
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/compute_type.hpp"
+#include "ops/nn/window.hpp"
 #include "ops/nn/pool_fast.hpp"
 
 namespace onyx::ops {
@@ -262,7 +263,7 @@ void infer_global_pool(InferContext& ctx) {
   Shape s = tx.shape;
   if (s.rank_known) {
     if (s.dims.size() < 2) ctx.error(cat("X has rank ", s.dims.size(), ", expected at least 2"));
-    for (size_t i = 2; i < s.dims.size(); ++i) s.dims[i] = Dim{1, {}, {}};
+    for (size_t i = 2; i < s.dims.size(); ++i) s.dims[i] = known_dim(1);
   }
   ctx.set_output(0, Type::tensor(tx.elem, s));
 }

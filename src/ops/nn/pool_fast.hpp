@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "kernels/pool.hpp"
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/window.hpp"
 
 namespace onyx::ops::nn {
 

@@ -571,26 +571,21 @@ void infer_resize(const Params& p, InferContext& ctx) {
       double s = (*scales)[i];
       if (!(s > 0) || !std::isfinite(s)) ctx.error(cat("scales must be positive and finite, got ", s));
       if (s == 1) out.shape.dims[axes[i]] = d;
-      else if (d.value) out.shape.dims[axes[i]] = Dim{static_cast<int64_t>(std::floor(static_cast<double>(*d.value) * s)), {}, {}};
+      else if (d.value) out.shape.dims[axes[i]] = known_dim(static_cast<int64_t>(std::floor(static_cast<double>(*d.value) * s)));
     }
   } else if (sizes) {
     if (sizes->size() != axes.size()) ctx.error(cat("sizes has ", sizes->size(), " values, expected ", axes.size()));
     if (p.policy == Policy::Stretch) {
       for (size_t i = 0; i < axes.size(); ++i) {
         if ((*sizes)[i] < 0) ctx.error(cat("sizes must not be negative, got ", (*sizes)[i]));
-        out.shape.dims[axes[i]] = Dim{(*sizes)[i], {}, {}};
+        out.shape.dims[axes[i]] = known_dim((*sizes)[i]);
       }
     } else if (static_in) {
       Plan plan = make_plan(p, *static_in, nullptr, &*sizes, nullptr);
-      for (int64_t a : axes) out.shape.dims[a] = Dim{plan.out[a], {}, {}};
+      for (int64_t a : axes) out.shape.dims[a] = known_dim(plan.out[a]);
     }
   }
   ctx.set_output(0, out);
-}
-
-std::vector<DataType> classic_all_types() {
-  return {D::Float, D::UInt8, D::Int8, D::UInt16, D::Int16, D::Int32, D::Int64, D::String,
-          D::Bool, D::Float16, D::Double, D::UInt32, D::UInt64, D::Complex64, D::Complex128};
 }
 
 void add(Registry& r, const char* op, Kind kind, int version, std::vector<TypeConstraint> types) {
@@ -606,9 +601,7 @@ void add(Registry& r, const char* op, Kind kind, int version, std::vector<TypeCo
 }  // namespace
 
 void register_resize(Registry& r) {
-  const std::vector<DataType> all = classic_all_types();
-  std::vector<DataType> all13 = all;
-  all13.push_back(D::BFloat16);
+  const std::vector<DataType> all = all_tensor_types(10), all13 = all_tensor_types(13);
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
   const std::vector<DataType> fl = {D::Float};
   const std::vector<DataType> i64 = {D::Int64};

@@ -23,7 +23,7 @@
 #include <limits>
 
 #include "kernels/rnn.hpp"
-#include "ops/nn/float_store.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -170,18 +170,6 @@ Config parse_config(Cell cell, int version, const AttributeView& a) {
   return c;
 }
 
-// Product of sizes with an overflow and sanity check (the output sizes mix dims of several inputs).
-int64_t checked_size(std::initializer_list<int64_t> dims) {
-  constexpr int64_t kLimit = int64_t{1} << 40;
-  int64_t p = 1;
-  for (int64_t d : dims) {
-    if (d < 0) fail("negative size ", d);
-    if (d != 0 && p > kLimit / d) fail("output size is too large");
-    p *= d;
-  }
-  return p;
-}
-
 void expect_dims(const Tensor& t, const Dims& want, const char* what) {
   if (t.dims() != want)
     fail(what, " has shape ", shape_of(t.dims()).to_string(), ", expected ", shape_of(want).to_string());
@@ -232,8 +220,8 @@ void run_cell(const Config& c, KernelContext& ctx) {
       if (v < 0 || v > S) ctx.error(cat("sequence_lens value ", v, " is outside [0, ", S, "]"));
   }
 
-  const int64_t y_size = checked_size({S, ND, B, H});
-  const int64_t state_size = checked_size({ND, B, H});
+  const int64_t y_size = static_cast<int64_t>(check_data_sized({S, ND, B, H}));
+  const int64_t state_size = static_cast<int64_t>(check_data_sized({ND, B, H}));
   const std::vector<double> X = read_doubles(x_t);
   const std::vector<double> W = read_doubles(w_t);
   const std::vector<double> R = read_doubles(r_t);
@@ -349,12 +337,12 @@ void infer_cell(Cell cell, int version, InferContext& ctx) {
     const int64_t r = input_rank(ctx, i);
     if (r >= 0 && r != 3) ctx.error(cat("input ", i, " must have rank 3, got rank ", r));
   }
-  if (auto w0 = static_dim(ctx, 1, 0); w0 && *w0 != nd)
+  if (auto w0 = dim_of(ctx, 1, 0).value; w0 && *w0 != nd)
     ctx.error(cat("W has ", *w0, " directions, the direction attribute needs ", nd));
   Dim hidden;
   if (ctx.attrs.has("hidden_size")) hidden = known_dim(ctx.attrs.get_int("hidden_size"));
   else if (auto r2 = dim_of(ctx, 2, 2); r2.value || !r2.param.empty()) hidden = r2;
-  else if (auto w1 = static_dim(ctx, 1, 1); w1 && *w1 % G == 0) hidden = known_dim(*w1 / G);
+  else if (auto w1 = dim_of(ctx, 1, 1).value; w1 && *w1 % G == 0) hidden = known_dim(*w1 / G);
   if (hidden.value && *hidden.value <= 0) ctx.error(cat("hidden_size ", *hidden.value, " must be positive"));
   const Dim seq = dim_of(ctx, 0, layout == 0 ? 0 : 1);
   const Dim batch = dim_of(ctx, 0, layout == 0 ? 1 : 0);

@@ -22,15 +22,6 @@ namespace {
 
 using D = DataType;
 
-template <class F>
-void visit_float(DataType dt, const KernelContext& ctx, F&& f) {
-  visit_dtype(dt, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) f(tag);
-    else ctx.error(cat("element type ", dt, " is not supported"));
-  });
-}
-
 // ---- RoiAlign
 
 struct RoiAlignParams {
@@ -159,11 +150,7 @@ void run_roi_align(const RoiAlignParams& p, KernelContext& ctx) {
       }
     }
   }
-  visit_float(x.dtype(), ctx, [&](auto tag) {
-    using T = decltype(tag);
-    T* py = y.mutable_data<T>();
-    for (size_t i = 0; i < out.size(); ++i) py[i] = from_double<T>(out[i]);
-  });
+  store_doubles(y, out);
 }
 
 void infer_roi_align(const RoiAlignParams& p, InferContext& ctx) {
@@ -180,8 +167,8 @@ void infer_roi_align(const RoiAlignParams& p, InferContext& ctx) {
     out.shape.dims[0] = ctx.input_type(1).shape.dims[0];
   else if (ctx.has_input(2) && ctx.input_type(2).shape.rank_known && ctx.input_type(2).shape.dims.size() == 1)
     out.shape.dims[0] = ctx.input_type(2).shape.dims[0];
-  out.shape.dims[2] = Dim{p.out_h, {}, {}};
-  out.shape.dims[3] = Dim{p.out_w, {}, {}};
+  out.shape.dims[2] = known_dim(p.out_h);
+  out.shape.dims[3] = known_dim(p.out_w);
   ctx.set_output(0, out);
 }
 
@@ -249,11 +236,7 @@ void run_max_roi_pool(const MaxRoiPoolParams& p, KernelContext& ctx) {
       }
     }
   }
-  visit_float(x.dtype(), ctx, [&](auto tag) {
-    using T = decltype(tag);
-    T* py = y.mutable_data<T>();
-    for (size_t i = 0; i < out.size(); ++i) py[i] = from_double<T>(out[i]);
-  });
+  store_doubles(y, out);
 }
 
 void infer_max_roi_pool(const MaxRoiPoolParams& p, InferContext& ctx) {
@@ -268,8 +251,8 @@ void infer_max_roi_pool(const MaxRoiPoolParams& p, InferContext& ctx) {
   }
   if (ctx.has_input(1) && ctx.input_type(1).shape.rank_known && ctx.input_type(1).shape.dims.size() == 2)
     out.shape.dims[0] = ctx.input_type(1).shape.dims[0];
-  out.shape.dims[2] = Dim{p.ph, {}, {}};
-  out.shape.dims[3] = Dim{p.pw, {}, {}};
+  out.shape.dims[2] = known_dim(p.ph);
+  out.shape.dims[3] = known_dim(p.pw);
   ctx.set_output(0, out);
 }
 
@@ -383,7 +366,7 @@ void register_roi(Registry& r) {
       if (cpb != 0 && cpb != 1) ctx.error(cat("center_point_box must be 0 or 1, got ", cpb));
       Type t = Type::tensor(D::Int64);
       t.shape.rank_known = true;
-      t.shape.dims = {Dim{}, Dim{3, {}, {}}};
+      t.shape.dims = {Dim{}, known_dim(3)};
       ctx.set_output(0, t);
     };
     auto kernel = [](const KernelInit& init) {

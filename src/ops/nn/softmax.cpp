@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "kernels/elementwise.hpp"
-#include "ops/nn/nn_kit.hpp"
+#include "ops/nn/compute_type.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {

@@ -7,7 +7,7 @@
 //   present_state = the last K-1 positions of the padded input. Computation in double.
 #include <cmath>
 
-#include "ops/nn/float_store.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -86,7 +86,7 @@ void infer_causal_conv(InferContext& ctx) {
   const int64_t xr = input_rank(ctx, 0), wr = input_rank(ctx, 1);
   if (xr >= 0 && xr != 3) ctx.error(cat("input must be 3-D [batch, channels, length], got rank ", xr));
   if (wr >= 0 && wr != 3) ctx.error(cat("weight must be 3-D [channels, 1, k], got rank ", wr));
-  auto k = static_dim(ctx, 1, 2);
+  auto k = dim_of(ctx, 1, 2).value;
   if (k && *k < 1) ctx.error(cat("kernel size ", *k, " must be at least 1"));
   if (xr != 3) {
     ctx.set_output(0, Type::tensor(dt));

@@ -102,7 +102,7 @@ void infer_unpool(const Params& p, InferContext& ctx) {
     out.shape.dims = {xt.shape.dims[0], xt.shape.dims[1]};
     for (size_t i = 0; i < k; ++i) {
       const Dim& d = xt.shape.dims[2 + i];
-      out.shape.dims.push_back(d.value ? Dim{default_dim(p, i, *d.value), {}, {}} : Dim{});
+      out.shape.dims.push_back(d.value ? known_dim(default_dim(p, i, *d.value)) : Dim{});
     }
   }
   ctx.set_output(0, out);

@@ -588,9 +588,7 @@ ConvResult conv_integer(const ConvAttrs& attrs, const ConvInputs& in) {
   r.ydims = {N, OC};
   r.ydims.insert(r.ydims.end(), outsp.begin(), outsp.end());
   // Padding can make the output far larger than the input: bound it before allocating.
-  double count = 1;
-  for (int64_t d : r.ydims) count *= static_cast<double>(d);
-  if (count > static_cast<double>(int64_t{1} << 32)) fail("the output ", shape_of(r.ydims).to_string(), " is too large");
+  check_data_sized(r.ydims);
   // Zero points: x per tensor; w per tensor or per output channel.
   int32_t xz = 0;
   if (in.x_zp) {
@@ -688,9 +686,7 @@ bool conv_integer_fast(const ConvAttrs& attrs, const Tensor& x, const Tensor& w,
   const int8_t col_zero = static_cast<int8_t>((xzp ? static_cast<int32_t>(read_ints(*xzp)[0]) : 0) - (x_u8 ? 128 : 0));
   Dims ydims = {N, OC};
   ydims.insert(ydims.end(), outsp.begin(), outsp.end());
-  double count = 1;
-  for (int64_t d : ydims) count *= static_cast<double>(d);
-  if (count > static_cast<double>(int64_t{1} << 32)) return false;  // the reference names the error
+  check_data_sized(ydims);
   out = allocate_for_overwrite(D::Int32, ydims);
   int32_t* y = out.mutable_data<int32_t>();
   const int64_t K = product(p.kernel), O = product(outsp), in_sp = product(xd, 2), Cg = C / G, OCg = OC / G;
@@ -894,7 +890,7 @@ void infer_conv(const ConvAttrs& attrs, InferContext& ctx, size_t x_in, size_t w
         if (xt.shape.dims[2 + i].value) in[i] = *xt.shape.dims[2 + i].value;
       ConvAttrs p = resolve_conv(attrs, in, wd ? &*wd : nullptr);
       for (size_t i = 0; i < nd; ++i)
-        if (in[i] >= 0) out.shape.dims[2 + i] = Dim{conv_out_dim(p, i, in[i]), {}, {}};
+        if (in[i] >= 0) out.shape.dims[2 + i] = known_dim(conv_out_dim(p, i, in[i]));
     }
   }
   ctx.set_output(0, out);

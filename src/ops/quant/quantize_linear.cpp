@@ -276,7 +276,6 @@ std::vector<D> dq_scale_types(int v) {
   return {D::Float, D::Float16, D::BFloat16, D::Float8E8M0};
 }
 
-bool contains(const std::vector<D>& v, D t) { return std::find(v.begin(), v.end(), t) != v.end(); }
 
 std::string list_of(const std::vector<D>& v) {
   std::string s;

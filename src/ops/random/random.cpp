@@ -23,8 +23,6 @@ namespace {
 
 using D = DataType;
 
-constexpr int64_t kMaxElements = int64_t{1} << 31;
-
 class Rng {
  public:
   explicit Rng(std::optional<float> seed) {
@@ -101,12 +99,7 @@ void fill_with(Tensor& y, F&& f) {
 }
 
 Dims checked_shape(const std::vector<int64_t>& shape) {
-  int64_t total = 1;
-  for (int64_t d : shape) {
-    if (d < 0) fail("shape has a negative dim ", d);
-    if (d > 0 && total > kMaxElements / d) fail("shape ", shape_of(shape).to_string(), " is too large");
-    total *= d;
-  }
+  check_data_sized(shape, DataType::Undefined, "attribute 'shape'");
   return shape;
 }
 
@@ -168,7 +161,7 @@ void add_generator_like(Registry& r, const char* name, Dist dist) {
   for (int version : {1, 22}) {
     const std::vector<DataType> outs = float_outputs(version);
     std::vector<DataType> ins;
-    for (DataType d : kAllTensorTypes) {
+    for (DataType d : all_tensor_types()) {
       bool small = d == D::Float8E4M3FN || d == D::Float8E4M3FNUZ || d == D::Float8E5M2 || d == D::Float8E5M2FNUZ ||
                    d == D::Float8E8M0 || d == D::Int4 || d == D::UInt4 || d == D::Int2 || d == D::UInt2 ||
                    d == D::Float4E2M1;
@@ -206,7 +199,7 @@ void run_multinomial(KernelContext& ctx, Rng& rng, DataType dt, int64_t samples)
   const Dims& xd = x.dims();
   if (xd.size() != 2) ctx.error(cat("input must have shape [batch_size, class_size], got ", shape_of(xd).to_string()));
   const int64_t batch = xd[0], classes = xd[1];
-  if (batch > 0 && samples > kMaxElements / batch) ctx.error("output is too large");
+  check_data_sized({batch, samples}, dt);
   const std::vector<double> logits = read_doubles(x);
   Tensor& y = ctx.allocate_output(0, dt, {batch, samples});
   std::vector<double> cdf(static_cast<size_t>(classes));
@@ -253,7 +246,7 @@ void register_random(Registry& r) {
           if (samples < 0) ctx.error(cat("sample_size must be non-negative, got ", samples));
           Shape s;
           s.rank_known = true;
-          s.dims = {Dim{}, Dim{samples, {}, {}}};
+          s.dims = {Dim{}, known_dim(samples)};
           const Type& t = ctx.input_type(0);
           if (t.shape.rank_known) {
             if (t.shape.dims.size() != 2) ctx.error(cat("input must have rank 2, got ", t.shape.to_string()));

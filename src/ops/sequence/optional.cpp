@@ -4,13 +4,11 @@
 // accepts plain tensors and sequences (which "have" an element: HasElement gives true, GetElement returns them as
 // they are) and makes OptionalHasElement's input optional (absent: false). Getting the element of an empty optional
 // is an error. Element types: the IR-3 tensor types in version 15, the IR-4 ones (with bfloat16) in version 18.
-#include "ops/control/tensor_blocks.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace blocks;
 
 // The type a datum's element is recorded with (shapes of tensors left out: they vary between values).
 Type elem_type_of(const Datum& d) {
@@ -55,7 +53,7 @@ void add_optional(Registry& r) {
       ctx.set_output(0, Datum::optional(std::nullopt, *t));
     });
   };
-  add_versions(r, "", "Optional", {15}, {{{0}, types_ir3()}}, infer, kernel);
+  add_versions(r, "", "Optional", {15}, {{{0}, all_tensor_types(11)}}, infer, kernel);
 }
 
 void add_has_element(Registry& r) {
@@ -90,7 +88,7 @@ void add_has_element(Registry& r) {
     };
   };
   add_versions(r, "", "OptionalHasElement", {15}, {}, infer_for(15), kernel_for(15));
-  add_versions(r, "", "OptionalHasElement", {18}, {{{0}, types_ir4()}}, infer_for(18), kernel_for(18));
+  add_versions(r, "", "OptionalHasElement", {18}, {{{0}, all_tensor_types(18)}}, infer_for(18), kernel_for(18));
 }
 
 void add_get_element(Registry& r) {
@@ -123,7 +121,7 @@ void add_get_element(Registry& r) {
     };
   };
   add_versions(r, "", "OptionalGetElement", {15}, {}, infer_for(15), kernel_for(15));
-  add_versions(r, "", "OptionalGetElement", {18}, {{{0}, types_ir4()}}, infer_for(18), kernel_for(18));
+  add_versions(r, "", "OptionalGetElement", {18}, {{{0}, all_tensor_types(18)}}, infer_for(18), kernel_for(18));
 }
 
 }  // namespace

@@ -8,13 +8,11 @@
 // ConcatFromSequence concatenates along 'axis', or stacks along a new axis when new_axis=1.
 // SequenceMap runs 'body' once per element of the input sequence; each additional input is either a sequence
 // (its i-th element is passed; same length required) or a tensor (passed as is to every iteration).
-#include "ops/control/tensor_blocks.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace blocks;
 
 // ---- helpers ----
 
@@ -33,7 +31,7 @@ Type seq_elem_of(const InferContext& ctx, size_t i) {
 }
 
 void check_elem_dtype(const std::vector<DataType>& list, DataType dt, const std::string& what) {
-  if (dt == DataType::Undefined || allowed(list, dt)) return;
+  if (dt == DataType::Undefined || contains(list, dt)) return;
   std::string names;
   for (DataType t : list) names += (names.empty() ? "" : ", ") + std::string(dtype_name(t));
   fail(what, " has element type ", dt, "; allowed: ", names);
@@ -66,7 +64,7 @@ void add_sequence_empty(Registry& r) {
     if (v < 0 || v > INT32_MAX || !is_known_dtype(static_cast<int32_t>(v)) || v == 0)
       fail("dtype ", v, " is not a tensor element type");
     DataType dt = static_cast<DataType>(v);
-    check_elem_dtype(types_ir3(), dt, "the sequence");
+    check_elem_dtype(all_tensor_types(11), dt, "the sequence");
     return dt;
   };
   add_versions(
@@ -107,7 +105,7 @@ void add_sequence_construct(Registry& r) {
       ctx.set_output(0, Datum::sequence(std::move(items), elem_type_for(dt)));
     });
   };
-  add_versions(r, "", "SequenceConstruct", {11}, {{{-1}, types_ir3()}}, infer, kernel);
+  add_versions(r, "", "SequenceConstruct", {11}, {{{-1}, all_tensor_types(11)}}, infer, kernel);
 }
 
 // ---- SequenceAt / SequenceInsert / SequenceErase / SequenceLength ----
@@ -119,7 +117,7 @@ void add_sequence_access(Registry& r) {
       r, "", "SequenceAt", {11}, {{{1}, pos_types}},
       [](InferContext& ctx) {
         Type e = seq_elem_of(ctx, 0);
-        check_elem_dtype(types_ir3(), e.elem, "the input sequence");
+        check_elem_dtype(all_tensor_types(11), e.elem, "the input sequence");
         ctx.set_output(0, e.kind == Type::Kind::Unknown ? Type{} : e);
       },
       [](const KernelInit&) {
@@ -132,7 +130,7 @@ void add_sequence_access(Registry& r) {
       });
 
   add_versions(
-      r, "", "SequenceInsert", {11}, {{{1}, types_ir3()}, {{2}, pos_types}},
+      r, "", "SequenceInsert", {11}, {{{1}, all_tensor_types(11)}, {{2}, pos_types}},
       [](InferContext& ctx) {
         Type e = seq_elem_of(ctx, 0);
         const Type& t = ctx.input_type(1);
@@ -250,7 +248,7 @@ void add_split_to_sequence(Registry& r) {
         Shape s = in.shape;
         const Dim& d = in.shape.dims[axis];
         if (!ctx.has_input(1)) {
-          if (keepdims) s.dims[axis] = Dim{1, {}, {}};
+          if (keepdims) s.dims[axis] = known_dim(1);
           else s.dims.erase(s.dims.begin() + static_cast<std::ptrdiff_t>(axis));
         } else if (const Tensor* sp = ctx.input_value(1)) {
           std::vector<int64_t> v = read_ints(*sp);
@@ -261,7 +259,7 @@ void add_split_to_sequence(Registry& r) {
           } else if (!v.empty() && std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; })) {
             common = v[0];
           }
-          s.dims[axis] = common ? Dim{*common, {}, {}} : Dim{};
+          s.dims[axis] = common ? known_dim(*common) : Dim{};
         } else {
           s.dims[axis] = Dim{};
         }
@@ -297,8 +295,8 @@ void add_split_to_sequence(Registry& r) {
     });
   };
   const std::vector<DataType> split_types = {DataType::Int32, DataType::Int64};
-  add_versions(r, "", "SplitToSequence", {11}, {{{0}, types_ir3()}, {{1}, split_types}}, infer_for(11), kernel);
-  add_versions(r, "", "SplitToSequence", {24}, {{{0}, types_upto(DataType::Float8E8M0)}, {{1}, split_types}},
+  add_versions(r, "", "SplitToSequence", {11}, {{{0}, all_tensor_types(11)}, {{1}, split_types}}, infer_for(11), kernel);
+  add_versions(r, "", "SplitToSequence", {24}, {{{0}, all_tensor_types(24)}, {{1}, split_types}},
                infer_for(24), kernel);
 }
 
@@ -307,7 +305,7 @@ void add_split_to_sequence(Registry& r) {
 void add_concat_from_sequence(Registry& r) {
   auto infer = [](InferContext& ctx) {
     Type e = seq_elem_of(ctx, 0);
-    check_elem_dtype(types_ir3(), e.elem, "the input sequence");
+    check_elem_dtype(all_tensor_types(11), e.elem, "the input sequence");
     int64_t axis = ctx.attrs.get_int("axis");
     bool new_axis = ctx.attrs.get_int("new_axis", 0) != 0;
     Type out = Type::tensor(e.elem);
@@ -381,7 +379,7 @@ void add_concat_from_sequence(Registry& r) {
 void add_sequence_map(Registry& r) {
   auto infer = [](InferContext& ctx) {
     Type e = seq_elem_of(ctx, 0);
-    check_elem_dtype(types_ir3(), e.elem, "the input sequence");
+    check_elem_dtype(all_tensor_types(11), e.elem, "the input sequence");
     const Graph* body = ctx.attrs.get_graph("body");
     if (!body) ctx.error("required attribute 'body' is missing");
     if (body->inputs.size() != ctx.num_inputs())
@@ -435,7 +433,7 @@ void add_sequence_map(Registry& r) {
       }
     });
   };
-  add_versions(r, "", "SequenceMap", {17}, {{{-1}, types_ir3()}}, infer, kernel);
+  add_versions(r, "", "SequenceMap", {17}, {{{-1}, all_tensor_types(11)}}, infer, kernel);
 }
 
 }  // namespace

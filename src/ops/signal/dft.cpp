@@ -20,31 +20,10 @@ namespace {
 using D = DataType;
 using signal::cd;
 
-constexpr int64_t kMaxOutputElements = int64_t{1} << 31;
 constexpr int64_t kMaxLength = int64_t{1} << 24;  // transform points (the FFT keeps a few tables of this size)
 
 const std::vector<DataType> kT1 = {D::Float16, D::BFloat16, D::Float, D::Double};
 const std::vector<DataType> kT2 = {D::Int32, D::Int64};
-
-int64_t scalar_int(const Tensor& t, const char* what) {
-  if (t.element_count() != 1) fail(what, " must be a scalar, got shape ", shape_of(t.dims()).to_string());
-  return read_ints(t)[0];
-}
-
-void write_doubles(Tensor& y, const std::vector<double>& v) {
-  visit_dtype(y.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || is_small_float_v<T>) {
-      T* p = y.mutable_data<T>();
-      for (size_t i = 0; i < v.size(); ++i) {
-        if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(v[i]);
-        else p[i] = from_double<T>(v[i]);
-      }
-    } else {
-      fail("element type ", y.dtype(), " is not supported");
-    }
-  });
-}
 
 int64_t dft_axis(int64_t axis, int64_t rank) {
   if (rank < 2) fail("input must have rank >= 2 (signal dims and the trailing complex dim), got rank ", rank);
@@ -78,7 +57,7 @@ void run_dft(KernelContext& ctx, const DftOptions& o, int64_t axis_raw) {
   if (comps != 1 && comps != 2) ctx.error(cat("the last dim must be 1 (real) or 2 (complex), got ", comps));
   if (o.onesided && !o.inverse && comps == 2) ctx.error("onesided output needs a real input (last dim 1)");
   std::optional<int64_t> len;
-  if (ctx.has_input(1)) len = scalar_int(ctx.input(1), "dft_length");
+  if (ctx.has_input(1)) len = read_scalar_int(ctx.input(1), "dft_length");
   const int64_t m = xd[axis];
   int64_t n, out_len;
   dft_lengths(m, len, o, n, out_len);
@@ -87,7 +66,7 @@ void run_dft(KernelContext& ctx, const DftOptions& o, int64_t axis_raw) {
   yd[axis] = out_len;
   yd.back() = real_out ? 1 : 2;
   int64_t outer = product(xd, 0, axis), inner = product(xd, axis + 1, rank - 1);
-  if (outer * inner > 0 && out_len > kMaxOutputElements / (outer * inner)) ctx.error("output is too large");
+  check_data_sized(yd);
   if (n > kMaxLength) ctx.error(cat("DFT length ", n, " is too large (at most ", kMaxLength, ")"));
 
   const std::vector<double> in = read_doubles(x);
@@ -121,7 +100,7 @@ void run_dft(KernelContext& ctx, const DftOptions& o, int64_t axis_raw) {
     }
   }
   Tensor& y = ctx.allocate_output(0, x.dtype(), yd);
-  write_doubles(y, out);
+  store_doubles(y, out);
 }
 
 void infer_dft(InferContext& ctx, const DftOptions& o, std::optional<int64_t> axis_raw) {
@@ -137,7 +116,7 @@ void infer_dft(InferContext& ctx, const DftOptions& o, std::optional<int64_t> ax
       std::optional<int64_t> len;
       bool len_known = true;
       if (ctx.has_input(1)) {
-        if (const Tensor* v = ctx.input_value(1)) len = scalar_int(*v, "dft_length");
+        if (const Tensor* v = ctx.input_value(1)) len = read_scalar_int(*v, "dft_length");
         else len_known = false;
       }
       const Dim& md = t.shape.dims[axis];
@@ -148,7 +127,7 @@ void infer_dft(InferContext& ctx, const DftOptions& o, std::optional<int64_t> ax
       } else if (len || md.value) {
         int64_t n, out_len;
         dft_lengths(md.value ? *md.value : 0, len, o, n, out_len);
-        s.dims[axis] = Dim{out_len, {}, {}};
+        s.dims[axis] = known_dim(out_len);
       } else {
         s.dims[axis] = Dim{};
       }
@@ -156,7 +135,7 @@ void infer_dft(InferContext& ctx, const DftOptions& o, std::optional<int64_t> ax
       if (last.value && *last.value != 1 && *last.value != 2)
         ctx.error(cat("the last dim must be 1 (real) or 2 (complex), got ", *last.value));
     }
-    s.dims.back() = Dim{(o.inverse && o.onesided) ? 1 : 2, {}, {}};
+    s.dims.back() = known_dim((o.inverse && o.onesided) ? 1 : 2);
   }
   ctx.set_output(0, Type::tensor(t.elem, s));
 }
@@ -194,13 +173,13 @@ StftSetup stft_setup(const Dims& sd, int64_t step, std::optional<int64_t> window
   s.frames = (s.length - s.frame_length) / step + 1;
   s.bins = onesided ? s.frame_length / 2 + 1 : s.frame_length;
   if (s.frame_length > kMaxLength) fail("frame_length ", s.frame_length, " is too large (at most ", kMaxLength, ")");
-  if (s.frames > kMaxOutputElements / s.bins || (s.batch > 0 && s.frames * s.bins > kMaxOutputElements / s.batch)) fail("output is too large");
+  check_data_sized({s.batch, s.frames, s.bins, 2});
   return s;
 }
 
 void run_stft(KernelContext& ctx, bool onesided) {
   const Tensor& x = ctx.input(0);
-  int64_t step = scalar_int(ctx.input(1), "frame_step");
+  int64_t step = read_scalar_int(ctx.input(1), "frame_step");
   std::optional<int64_t> window_len, frame_len;
   std::vector<double> window;
   if (ctx.has_input(2)) {
@@ -209,7 +188,7 @@ void run_stft(KernelContext& ctx, bool onesided) {
     window_len = w.dims()[0];
     window = read_doubles(w);
   }
-  if (ctx.has_input(3)) frame_len = scalar_int(ctx.input(3), "frame_length");
+  if (ctx.has_input(3)) frame_len = read_scalar_int(ctx.input(3), "frame_length");
   StftSetup s = stft_setup(x.dims(), step, window_len, frame_len, onesided);
   if (window.empty()) window.assign(static_cast<size_t>(s.frame_length), 1.0);
   Dims yd = {s.batch, s.frames, s.bins, 2};
@@ -233,7 +212,7 @@ void run_stft(KernelContext& ctx, bool onesided) {
     }
   }
   Tensor& y = ctx.allocate_output(0, x.dtype(), yd);
-  write_doubles(y, out);
+  store_doubles(y, out);
 }
 
 void infer_stft(InferContext& ctx, bool onesided) {
@@ -241,7 +220,7 @@ void infer_stft(InferContext& ctx, bool onesided) {
   Shape s;
   s.rank_known = true;
   s.dims.assign(4, Dim{});
-  s.dims[3] = Dim{2, {}, {}};
+  s.dims[3] = known_dim(2);
   if (t.shape.rank_known && !t.shape.dims.empty()) s.dims[0] = t.shape.dims[0];
   auto sd = static_dims(t);
   const Tensor* step = ctx.input_value(1);
@@ -253,15 +232,15 @@ void infer_stft(InferContext& ctx, bool onesided) {
     else known = false;
   }
   if (ctx.has_input(3)) {
-    if (const Tensor* v = ctx.input_value(3)) frame_len = scalar_int(*v, "frame_length");
+    if (const Tensor* v = ctx.input_value(3)) frame_len = read_scalar_int(*v, "frame_length");
     else known = false;
   }
   if (known) {
-    StftSetup st = stft_setup(*sd, scalar_int(*step, "frame_step"), window_len, frame_len, onesided);
+    StftSetup st = stft_setup(*sd, read_scalar_int(*step, "frame_step"), window_len, frame_len, onesided);
     s = shape_of({st.batch, st.frames, st.bins, 2});
   } else if (frame_len || window_len) {
     int64_t fl = frame_len ? *frame_len : *window_len;
-    if (fl >= 1) s.dims[2] = Dim{onesided ? fl / 2 + 1 : fl, {}, {}};
+    if (fl >= 1) s.dims[2] = known_dim(onesided ? fl / 2 + 1 : fl);
   }
   ctx.set_output(0, Type::tensor(t.elem, s));
 }
@@ -283,14 +262,14 @@ void register_dft(Registry& r) {
         std::optional<int64_t> axis = -2;
         if (ctx.has_input(2)) {
           const Tensor* v = ctx.input_value(2);
-          axis = v ? std::optional<int64_t>(scalar_int(*v, "axis")) : std::nullopt;
+          axis = v ? std::optional<int64_t>(read_scalar_int(*v, "axis")) : std::nullopt;
         }
         infer_dft(ctx, dft_options(ctx.attrs), axis);
       },
       [](const KernelInit& init) {
         DftOptions o = dft_options(init.attrs);
         return make_kernel([o](KernelContext& ctx) {
-          int64_t axis = ctx.has_input(2) ? scalar_int(ctx.input(2), "axis") : -2;
+          int64_t axis = ctx.has_input(2) ? read_scalar_int(ctx.input(2), "axis") : -2;
           run_dft(ctx, o, axis);
         });
       });

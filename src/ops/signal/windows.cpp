@@ -19,8 +19,6 @@ namespace {
 
 using D = DataType;
 
-constexpr int64_t kMaxElements = int64_t{1} << 31;
-
 const std::vector<DataType> kOutTypes = {D::Float,  D::Float16, D::Double, D::BFloat16, D::Int8,   D::Int16,
                                          D::Int32,  D::Int64,   D::UInt8,  D::UInt16,   D::UInt32, D::UInt64};
 
@@ -31,10 +29,6 @@ DataType output_dtype(const AttributeView& attrs) {
   fail("output_datatype ", v, " is not one of float, float16, double, bfloat16 or an integer type");
 }
 
-int64_t scalar_int(const Tensor& t, const char* what) {
-  if (t.element_count() != 1) fail(what, " must be a scalar, got shape ", shape_of(t.dims()).to_string());
-  return read_ints(t)[0];
-}
 double scalar_double(const Tensor& t, const char* what) {
   if (t.element_count() != 1) fail(what, " must be a scalar, got shape ", shape_of(t.dims()).to_string());
   return read_doubles(t)[0];
@@ -93,8 +87,8 @@ void add_window(Registry& r, const char* name, Window w) {
         s.rank_known = true;
         s.dims.push_back(Dim{});
         if (const Tensor* v = ctx.input_value(0)) {
-          int64_t size = scalar_int(*v, "size");
-          if (size >= 0) s.dims[0] = Dim{size, {}, {}};
+          int64_t size = read_scalar_int(*v, "size");
+          if (size >= 0) s.dims[0] = known_dim(size);
         }
         ctx.set_output(0, Type::tensor(dt, s));
       },
@@ -102,9 +96,9 @@ void add_window(Registry& r, const char* name, Window w) {
         DataType dt = output_dtype(init.attrs);
         bool periodic = init.attrs.get_int("periodic", 1) != 0;
         return make_kernel([w, dt, periodic](KernelContext& ctx) {
-          int64_t size = scalar_int(ctx.input(0), "size");
+          int64_t size = read_scalar_int(ctx.input(0), "size");
           if (size < 0) ctx.error(cat("size must be non-negative, got ", size));
-          if (size > kMaxElements) ctx.error(cat("size ", size, " is too large"));
+          check_data_sized({size}, dt);
           Tensor& y = ctx.allocate_output(0, dt, {size});
           const int64_t n_den = periodic ? size : size - 1;
           write_values(y, [&](int64_t n) { return window_value(w, n, n_den); });
@@ -123,7 +117,7 @@ Tensor mel_bins(int64_t num_mel_bins, int64_t dft_length, int64_t sample_rate, d
   if (sample_rate < 1) fail("sample_rate must be positive, got ", sample_rate);
   if (!(lower >= 0) || !(upper > lower)) fail("need 0 <= lower_edge_hertz < upper_edge_hertz, got ", lower, " and ", upper);
   rows = dft_length / 2 + 1;
-  if (num_mel_bins > kMaxElements / rows) fail("output is too large");
+  check_data_sized({rows, num_mel_bins});
   const int64_t points = num_mel_bins + 2;
   const double low_mel = 2595.0 * std::log10(1.0 + lower / 700.0);
   const double high_mel = 2595.0 * std::log10(1.0 + upper / 700.0);
@@ -165,22 +159,22 @@ void register_windows(Registry& r) {
         s.rank_known = true;
         s.dims.assign(2, Dim{});
         if (const Tensor* v = ctx.input_value(1)) {
-          int64_t n = scalar_int(*v, "dft_length");
-          if (n >= 1) s.dims[0] = Dim{n / 2 + 1, {}, {}};
+          int64_t n = read_scalar_int(*v, "dft_length");
+          if (n >= 1) s.dims[0] = known_dim(n / 2 + 1);
         }
         if (const Tensor* v = ctx.input_value(0)) {
-          int64_t n = scalar_int(*v, "num_mel_bins");
-          if (n >= 1) s.dims[1] = Dim{n, {}, {}};
+          int64_t n = read_scalar_int(*v, "num_mel_bins");
+          if (n >= 1) s.dims[1] = known_dim(n);
         }
         ctx.set_output(0, Type::tensor(dt, s));
       },
       [](const KernelInit& init) {
         DataType dt = output_dtype(init.attrs);
         return make_kernel([dt](KernelContext& ctx) {
-          const int64_t bins = scalar_int(ctx.input(0), "num_mel_bins");
+          const int64_t bins = read_scalar_int(ctx.input(0), "num_mel_bins");
           int64_t rows = 0;
           const Tensor points =
-              mel_bins(bins, scalar_int(ctx.input(1), "dft_length"), scalar_int(ctx.input(2), "sample_rate"),
+              mel_bins(bins, read_scalar_int(ctx.input(1), "dft_length"), read_scalar_int(ctx.input(2), "sample_rate"),
                        scalar_double(ctx.input(3), "lower_edge_hertz"), scalar_double(ctx.input(4), "upper_edge_hertz"),
                        rows);
           Tensor& y = ctx.allocate_output(0, dt, {rows, bins});

@@ -417,22 +417,16 @@ Tensor cast_tensor(const Tensor& x, DataType to, const CastOptions& o) {
 
 // ---- versions, attributes, registration ----
 
+// Every type but complex; string from 9.
 Types cast_types(int version) {
-  Types t = {D::Float16, D::Float, D::Double, D::Int8, D::Int16, D::Int32, D::Int64,
-             D::UInt8,   D::UInt16, D::UInt32, D::UInt64, D::Bool};
+  Types t = numeric_bool_types(version);
   if (version >= 9) t.push_back(D::String);
-  if (version >= 13) t.push_back(D::BFloat16);
-  if (version >= 19) t.insert(t.end(), {D::Float8E4M3FN, D::Float8E4M3FNUZ, D::Float8E5M2, D::Float8E5M2FNUZ});
-  if (version >= 21) t.insert(t.end(), {D::Int4, D::UInt4});
-  if (version >= 23) t.push_back(D::Float4E2M1);
-  if (version >= 24) t.push_back(D::Float8E8M0);
-  if (version >= 25) t.insert(t.end(), {D::Int2, D::UInt2});
   return t;
 }
 
 Types bitcast_types() {
   Types t;
-  for (DataType d : kAllTensorTypes)
+  for (DataType d : all_tensor_types())
     if (d != D::String) t.push_back(d);
   return t;
 }

@@ -10,12 +10,11 @@
 #include <cstring>
 
 #include "ir/tensor_alloc.hpp"
-#include "ops/tensor/layout_kit.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace layout_kit;
 using D = DataType;
 
 // ---- Concat ----
@@ -74,7 +73,7 @@ void infer_concat(InferContext& ctx, int64_t axis_attr) {
       if (d.value || (!o.value && o.param.empty())) o = d;
     }
   }
-  if (sum_known) out.dims[axis] = static_dim(sum);
+  if (sum_known) out.dims[axis] = known_dim(sum);
   ctx.set_output(0, Type::tensor(dt, out));
   if (rank == 1) concat_dim_values(ctx);
 }
@@ -154,17 +153,17 @@ void run_concat(KernelContext& ctx, int64_t axis_attr, bool fast) {
     out[axis] += x.dims()[axis];
   }
   if (fast && x0.dtype() != DataType::String && dtype_bits(x0.dtype()) >= 8) {
-    checked_count(out, x0.dtype());
+    check_data_sized(out, x0.dtype());
     return concat_bytes(ctx, out, axis);
   }
-  Tensor& y = new_output(ctx, 0, x0.dtype(), out);
+  Tensor& y = new_data_sized_output(ctx, 0, x0.dtype(), out);
   const int64_t outer = product(out, 0, axis);
   uint64_t off = 0;
   for (int64_t o = 0; o < outer; ++o) {
     for (size_t i = 0; i < n; ++i) {
       const Tensor& x = ctx.input(i);
       const uint64_t block = static_cast<uint64_t>(product(x.dims(), axis));
-      copy_elems(x, static_cast<uint64_t>(o) * block, y, off, block);
+      copy_elements(x, static_cast<uint64_t>(o) * block, y, off, block);
       off += block;
     }
   }
@@ -182,7 +181,7 @@ void add_concat(Registry& r) {
       const bool fast = !init.reference_only;
       return make_kernel([axis, fast](KernelContext& ctx) { run_concat(ctx, axis, fast); });
     };
-    add_versions(r, "", "Concat", {v}, {{{-1}, v == 1 ? float_types_v1() : all_types(v)}}, infer, kernel);
+    add_versions(r, "", "Concat", {v}, {{{-1}, v == 1 ? float_types(1) : all_tensor_types(v)}}, infer, kernel);
   }
 }
 
@@ -272,7 +271,7 @@ void add_split(Registry& r) {
       }
       for (size_t i = 0; i < n; ++i) {
         Shape s = t.shape;
-        s.dims[axis] = sizes ? static_dim((*sizes)[i]) : Dim{};
+        s.dims[axis] = sizes ? known_dim((*sizes)[i]) : Dim{};
         ctx.set_output(i, Type::tensor(t.elem, s));
       }
     };
@@ -322,13 +321,13 @@ void add_split(Registry& r) {
             Tensor& y = ctx.allocate_output(j, x.dtype(), od);
             const uint64_t block = static_cast<uint64_t>(sizes[j] * inner);
             for (int64_t o = 0; o < outer; ++o)
-              copy_elems(x, static_cast<uint64_t>((o * d + start) * inner), y, static_cast<uint64_t>(o) * block, block);
+              copy_elements(x, static_cast<uint64_t>((o * d + start) * inner), y, static_cast<uint64_t>(o) * block, block);
           }
           start += sizes[j];
         }
       });
     };
-    std::vector<TypeConstraint> types = {{{0}, v == 1 ? float_types_v1() : all_types(v)}};
+    std::vector<TypeConstraint> types = {{{0}, v == 1 ? float_types(1) : all_tensor_types(v)}};
     if (v >= 13) types.push_back({{1}, {D::Int64}});
     add_versions(r, "", "Split", {v}, types, infer, kernel);
   }

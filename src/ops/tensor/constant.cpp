@@ -9,12 +9,11 @@
 // Inference gives Constant's value and the output shapes whenever the shape inputs are constant.
 #include <cmath>
 
-#include "ops/tensor/layout_kit.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace layout_kit;
 using D = DataType;
 
 // ---- Constant ----
@@ -57,7 +56,7 @@ Tensor constant_value(const AttributeView& a, int v) {
   }
   // Constant-1 lists only float types, but exporters of that era wrote int64 constants (shapes) with it, and the
   // type cannot change what the op does: version 1 accepts the types of version 9.
-  const auto allowed = all_types(v < 9 ? 9 : v);
+  const auto allowed = all_tensor_types(v < 9 ? 9 : v);
   if (!contains(allowed, t.dtype())) fail("Constant-", v, " does not allow element type ", t.dtype());
   return t;
 }
@@ -100,10 +99,9 @@ void fill_with(Tensor& out, const Tensor& scalar) {
     }
     return;
   }
-  const int pb = packed_bits(out.dtype());
-  if (!pb) fail("cannot fill a tensor of ", out.dtype());
-  uint8_t v = get_packed(scalar, 0, pb), byte = 0;
-  for (int s = 0; s < 8; s += pb) byte = static_cast<uint8_t>(byte | (v << s));
+  if (bits <= 0) fail("cannot fill a tensor of ", out.dtype());
+  uint8_t v = read_packed(scalar.data<uint8_t>(), 0, bits), byte = 0;
+  for (int s = 0; s < 8; s += bits) byte = static_cast<uint8_t>(byte | (v << s));
   std::memset(out.mutable_data<char>(), byte, out.bytes().size());
 }
 
@@ -134,7 +132,7 @@ void add_constant_of_shape(Registry& r) {
       DataType dt = constant_of_shape_fill(ctx.attrs, v).dtype();
       if (const Tensor* s = ctx.input_value(0)) {
         Dims d = shape_from_input(*s);
-        checked_count(d, dt);
+        check_data_sized(d, dt);
         ctx.set_output(0, tensor_type(dt, d));
         return;
       }
@@ -155,7 +153,7 @@ void add_constant_of_shape(Registry& r) {
       Tensor fill = constant_of_shape_fill(init.attrs, v);
       return make_kernel([fill](KernelContext& ctx) {
         Dims d = shape_from_input(ctx.input(0));
-        fill_with(new_output(ctx, 0, fill.dtype(), d), fill);
+        fill_with(new_data_sized_output(ctx, 0, fill.dtype(), d), fill);
       });
     };
     add_versions(r, "", "ConstantOfShape", {v}, {{{0}, {D::Int64}}}, infer, kernel);
@@ -219,7 +217,7 @@ void add_eyelike(Registry& r) {
         for (int64_t i = 0; i < rows; ++i) {
           // j = i + k, skipping the rows whose diagonal element is outside [0, cols)
           if (k < -i || k >= cols - i) continue;
-          copy_elems(one, 0, y, static_cast<uint64_t>(i * cols + i + k), 1);
+          copy_elements(one, 0, y, static_cast<uint64_t>(i * cols + i + k), 1);
         }
       });
     };
@@ -246,14 +244,14 @@ int64_t range_count(const Tensor& start, const Tensor& limit, const Tensor& delt
       d = -d;
     }
     __int128 c = (diff + d - 1) / d;
-    if (c > static_cast<__int128>(kMaxElements)) fail("Range would have more than ", kMaxElements, " elements");
+    if (c > static_cast<__int128>(kMaxDataSizedElements)) fail("Range would have more than ", kMaxDataSizedElements, " elements");
     n = static_cast<int64_t>(c);
   } else {
     double s = read_doubles(start)[0], l = read_doubles(limit)[0], d = read_doubles(delta)[0];
     if (!std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d)) fail("Range inputs must be finite");
     if (d == 0) fail("Range delta is 0");
     double c = std::ceil((l - s) / d);
-    if (c > static_cast<double>(kMaxElements)) fail("Range would have more than ", kMaxElements, " elements");
+    if (c > static_cast<double>(kMaxDataSizedElements)) fail("Range would have more than ", kMaxDataSizedElements, " elements");
     n = c > 0 ? static_cast<int64_t>(c) : 0;
   }
   return n;

@@ -8,12 +8,11 @@
 #include <algorithm>
 #include <complex>
 
-#include "ops/tensor/tensor_moves.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace tensor_moves;
 
 // ---- CenterCropPad ----
 
@@ -77,7 +76,7 @@ void run_center_crop_pad(KernelContext& ctx, const std::optional<std::vector<int
     if (sizes[i] < 0) ctx.error(cat("shape value ", sizes[i], " is negative"));
     od[axes[i]] = sizes[i];
   }
-  check_data_sized(od, "CenterCropPad");
+  check_data_sized(od, x.dtype(), "CenterCropPad");
   // Offset from output to input position along each axis.
   std::vector<int64_t> shift(static_cast<size_t>(rank), 0);
   for (int64_t a = 0; a < rank; ++a) shift[a] = xd[a] >= od[a] ? (xd[a] - od[a]) / 2 : -((od[a] - xd[a]) / 2);
@@ -128,8 +127,8 @@ Col2ImGeometry col2im_geometry(const Col2ImAttrs& at, std::vector<int64_t> image
     const int64_t span = g.image[d] + g.pads[d] + g.pads[d + n] - g.dil[d] * (g.block[d] - 1) - 1;
     g.blocks.push_back(span < 0 ? 0 : span / g.strides[d] + 1);
   }
-  check_data_sized(g.block, "Col2Im block_shape");
-  check_data_sized(g.blocks, "Col2Im block positions");
+  check_data_sized(g.block, DataType::Undefined, "Col2Im block_shape");
+  check_data_sized(g.blocks, DataType::Undefined, "Col2Im block positions");
   return g;
 }
 
@@ -219,7 +218,7 @@ void run_col2im(KernelContext& ctx, const Col2ImAttrs& at) {
   const int64_t channels = xd[1] / kb;
   Dims od = {xd[0], channels};
   od.insert(od.end(), g.image.begin(), g.image.end());
-  check_data_sized(od, "Col2Im");
+  check_data_sized(od, x.dtype(), "Col2Im");
   Tensor& y = ctx.allocate_output(0, x.dtype(), od);
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -234,7 +233,7 @@ void run_col2im(KernelContext& ctx, const Col2ImAttrs& at) {
 }  // namespace
 
 void register_crop(Registry& r) {
-  r.add(OpDef{"", "CenterCropPad", 18, {{{0}, kAllBF16}, {{1}, kIndexTypes}}, infer_center_crop_pad, [](const KernelInit& init) {
+  r.add(OpDef{"", "CenterCropPad", 18, {{{0}, all_tensor_types(18)}, {{1}, {DataType::Int32, DataType::Int64}}}, infer_center_crop_pad, [](const KernelInit& init) {
                 auto axes = axes_attr(init.attrs);
                 return make_kernel([axes](KernelContext& ctx) { run_center_crop_pad(ctx, axes); });
               }});
@@ -245,7 +244,7 @@ void register_crop(Registry& r) {
     if (attrs.has("strides")) at.strides = attrs.get_ints("strides");
     return at;
   };
-  r.add(OpDef{"", "Col2Im", 18, {{{0}, kAllBF16}, {{1, 2}, {DataType::Int64}}},
+  r.add(OpDef{"", "Col2Im", 18, {{{0}, all_tensor_types(18)}, {{1, 2}, {DataType::Int64}}},
               [col2im_attrs](InferContext& ctx) { infer_col2im(ctx, col2im_attrs(ctx.attrs)); },
               [col2im_attrs](const KernelInit& init) {
                 Col2ImAttrs at = col2im_attrs(init.attrs);

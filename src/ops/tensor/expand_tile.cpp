@@ -5,12 +5,11 @@
 //          input with one non-negative count per axis; all types), 13 (bfloat16).
 // Output sizes are checked before allocating. Inference reads the shape and repeats inputs as constants or as the
 // symbolic dim values of shape tensors (InferContext::input_as_dims), e.g. Expand(x, Shape(y)).
-#include "ops/tensor/layout_kit.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace layout_kit;
 using D = DataType;
 
 // ---- Expand ----
@@ -44,11 +43,11 @@ void add_expand(Registry& r) {
         for (int64_t s : shape)
           if (s < 0) ctx.error(cat("shape ", shape_of(shape).to_string(), " has a negative dim"));
         Dims out = broadcast_dims(x.dims(), shape);
-        Tensor& y = new_output(ctx, 0, x.dtype(), out);
+        Tensor& y = new_data_sized_output(ctx, 0, x.dtype(), out);
         gather_strided(x, y, out, broadcast_strides(x.dims(), out));
       });
     };
-    add_versions(r, "", "Expand", {v}, {{{0}, all_types(v)}, {{1}, {D::Int64}}}, infer, kernel);
+    add_versions(r, "", "Expand", {v}, {{{0}, all_tensor_types(v)}, {{1}, {D::Int64}}}, infer, kernel);
   }
 }
 
@@ -107,7 +106,7 @@ class TileWalk {
 void run_tile(KernelContext& ctx, const std::vector<int64_t>& repeats) {
   const Tensor& x = ctx.input(0);
   Dims out = tiled_dims(x.dims(), repeats);
-  Tensor& y = new_output(ctx, 0, x.dtype(), out);
+  Tensor& y = new_data_sized_output(ctx, 0, x.dtype(), out);
   TileWalk w(out, x.dims());
   gather_into(x, y, [&](uint64_t) { return w.next(); });
 }
@@ -120,8 +119,8 @@ Shape tiled_shape(const Shape& in, const std::vector<int64_t>& repeats) {
     if (repeats[i] < 0) fail("repeats ", shape_of(repeats).to_string(), " has a negative value");
     Dim& d = s.dims[i];
     int64_t p = 0;
-    if (d.value) d = __builtin_mul_overflow(*d.value, repeats[i], &p) ? Dim{} : static_dim(p);
-    else if (repeats[i] == 0) d = static_dim(0);
+    if (d.value) d = __builtin_mul_overflow(*d.value, repeats[i], &p) ? Dim{} : known_dim(p);
+    else if (repeats[i] == 0) d = known_dim(0);
     else if (repeats[i] != 1) d = Dim{};
   }
   return s;
@@ -136,9 +135,9 @@ Shape tiled_shape(const Shape& in, const std::vector<Dim>& repeats) {
     const Dim& r = repeats[i];
     Dim& d = s.dims[i];
     int64_t p = 0;
-    if (r.value && d.value) d = __builtin_mul_overflow(*d.value, *r.value, &p) ? Dim{} : static_dim(p);
-    else if (r.value) d = *r.value == 0 ? static_dim(0) : (*r.value == 1 ? d : Dim{});
-    else if (d.value && *d.value == 0) d = static_dim(0);
+    if (r.value && d.value) d = __builtin_mul_overflow(*d.value, *r.value, &p) ? Dim{} : known_dim(p);
+    else if (r.value) d = *r.value == 0 ? known_dim(0) : (*r.value == 1 ? d : Dim{});
+    else if (d.value && *d.value == 0) d = known_dim(0);
     else if (d.value && *d.value == 1) d = Dim{r.value, r.param, {}};
     else d = Dim{};
   }
@@ -161,7 +160,7 @@ void add_tile(Registry& r) {
         run_tile(ctx, tile1_repeats(ctx.input(1), ctx.input(2), ctx.input(0).dims().size()));
       });
     };
-    add_versions(r, "", "Tile", {1}, {{{0}, float_types_v1()}}, infer, kernel);
+    add_versions(r, "", "Tile", {1}, {{{0}, float_types(1)}}, infer, kernel);
   }
   for (int v : {6, 13}) {
     auto infer = [](InferContext& ctx) {
@@ -180,7 +179,7 @@ void add_tile(Registry& r) {
     auto kernel = [](const KernelInit&) {
       return make_kernel([](KernelContext& ctx) { run_tile(ctx, read_int_list(ctx.input(1), "repeats")); });
     };
-    add_versions(r, "", "Tile", {v}, {{{0}, all_types(v)}, {{1}, {D::Int64}}}, infer, kernel);
+    add_versions(r, "", "Tile", {v}, {{{0}, all_tensor_types(v)}, {{1}, {D::Int64}}}, infer, kernel);
   }
 }
 

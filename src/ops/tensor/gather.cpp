@@ -8,12 +8,11 @@
 // Indices are int32/int64 (int64 only for GatherND); negative ones count from the end; out-of-range is an error.
 // Gather of a 1-D shape tensor (symbolic dim values, see InferContext) by constant indices picks its dim values:
 // Gather(Shape(x), 0) of x [N,3] holds N.
-#include "ops/tensor/layout_kit.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace layout_kit;
 using D = DataType;
 
 int64_t fix_index(int64_t i, int64_t d) {
@@ -75,13 +74,13 @@ void add_gather(Registry& r) {
         Dims out(xd.begin(), xd.begin() + static_cast<long>(axis));
         out.insert(out.end(), ind.dims().begin(), ind.dims().end());
         out.insert(out.end(), xd.begin() + static_cast<long>(axis) + 1, xd.end());
-        Tensor& y = new_output(ctx, 0, x.dtype(), out);
+        Tensor& y = new_data_sized_output(ctx, 0, x.dtype(), out);
         const int64_t outer = product(xd, 0, axis), inner = product(xd, axis + 1);
         const int64_t n = static_cast<int64_t>(idx.size());
         if (inner >= 16) {
           for (int64_t o = 0; o < outer; ++o)
             for (int64_t j = 0; j < n; ++j)
-              copy_elems(x, static_cast<uint64_t>((o * d + idx[static_cast<size_t>(j)]) * inner), y,
+              copy_elements(x, static_cast<uint64_t>((o * d + idx[static_cast<size_t>(j)]) * inner), y,
                          static_cast<uint64_t>((o * n + j) * inner), static_cast<uint64_t>(inner));
           return;
         }
@@ -92,7 +91,7 @@ void add_gather(Registry& r) {
         });
       });
     };
-    add_versions(r, "", "Gather", {v}, {{{0}, all_types(v)}, {{1}, {D::Int32, D::Int64}}}, infer, kernel);
+    add_versions(r, "", "Gather", {v}, {{{0}, all_tensor_types(v)}, {{1}, {D::Int32, D::Int64}}}, infer, kernel);
   }
 }
 
@@ -134,7 +133,7 @@ void add_gather_elements(Registry& r) {
         gather_into(x, y, [&](uint64_t i) { return w.next() + idx[i] * axis_stride; });
       });
     };
-    add_versions(r, "", "GatherElements", {v}, {{{0}, all_types(v)}, {{1}, {D::Int32, D::Int64}}}, infer, kernel);
+    add_versions(r, "", "GatherElements", {v}, {{{0}, all_tensor_types(v)}, {{1}, {D::Int32, D::Int64}}}, infer, kernel);
   }
 }
 
@@ -192,7 +191,7 @@ void add_gather_nd(Registry& r) {
         const Dims& xd = x.dims();
         NdPlan p = plan_gather_nd(xd, ind.dims(), b);
         std::vector<int64_t> idx = read_ints(ind);
-        Tensor& y = new_output(ctx, 0, x.dtype(), p.out);
+        Tensor& y = new_data_sized_output(ctx, 0, x.dtype(), p.out);
         const Dims xs = strides_of(xd);
         const int64_t slice = product(xd, static_cast<size_t>(b + p.m));
         const int64_t tuples = product(ind.dims(), 0, ind.dims().size() - 1);
@@ -205,11 +204,11 @@ void add_gather_nd(Registry& r) {
             const size_t ax = static_cast<size_t>(b + j);
             off += fix_index(idx[static_cast<size_t>(t * p.m + j)], xd[ax]) * xs[ax];
           }
-          copy_elems(x, static_cast<uint64_t>(off), y, static_cast<uint64_t>(t * slice), static_cast<uint64_t>(slice));
+          copy_elements(x, static_cast<uint64_t>(off), y, static_cast<uint64_t>(t * slice), static_cast<uint64_t>(slice));
         }
       });
     };
-    add_versions(r, "", "GatherND", {v}, {{{0}, all_types(v)}, {{1}, {D::Int64}}}, infer, kernel);
+    add_versions(r, "", "GatherND", {v}, {{{0}, all_tensor_types(v)}, {{1}, {D::Int64}}}, infer, kernel);
   }
 }
 

@@ -9,12 +9,11 @@
 // longer than the data); they need at least one remaining element on a padded axis.
 #include <algorithm>
 
-#include "ops/tensor/tensor_moves.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace tensor_moves;
 
 enum class Mode { Constant, Reflect, Edge, Wrap };
 
@@ -95,7 +94,7 @@ Tensor pad_tensor(const Tensor& x, const std::vector<int64_t>& pads, Mode mode, 
     od.push_back(xd[a] + b + e);
     if (od.back() < 0) fail("pads ", b, ", ", e, " on axis ", a, " remove more than its ", xd[a], " elements");
   }
-  check_data_sized(od, "Pad");
+  check_data_sized(od, x.dtype(), "Pad");
   for (int64_t a = 0; a < r; ++a) maps.push_back(axis_map(xd[a], pads[a], pads[a + r], mode, a));
   Tensor y = Tensor::allocate(x.dtype(), od);
   if (product(od) == 0) return y;
@@ -197,21 +196,15 @@ void run_pad(KernelContext& ctx, int since, Mode mode, const std::vector<int64_t
 
 void register_pad(Registry& r) {
   using D = DataType;
-  const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
-  struct V {
-    int since;
-    const std::vector<DataType>* types;
-  };
-  const std::vector<V> versions = {{1, &f},         {2, &f},         {11, &kNumericNoBF16}, {13, &kAllBF16}, {18, &kAllBF16},
-                                   {19, &kAllBF16}, {21, &kAllIR10}, {23, &kAllIR11},       {24, &kAllIR12}, {25, &kAllIR13}};
-  for (const V& v : versions) {
-    const int since = v.since;
-    std::vector<TypeConstraint> types = {{{0}, *v.types}};
+  for (const int since : {1, 2, 11, 13, 18, 19, 21, 23, 24, 25}) {
+    // Pad-19 kept the list of 13 (no float8); the float8 types came with 21.
+    const std::vector<DataType> t = since < 11 ? float_types(1) : since < 13 ? numeric_types(11) : all_tensor_types(since == 19 ? 18 : since);
+    std::vector<TypeConstraint> types = {{{0}, t}};
     if (since >= 11) {
-      types.push_back({{2}, *v.types});
+      types.push_back({{2}, t});
       types.push_back({{1}, {D::Int64}});
     }
-    if (since >= 18) types.push_back({{3}, kIndexTypes});
+    if (since >= 18) types.push_back({{3}, {D::Int32, D::Int64}});
     r.add(OpDef{"", "Pad", since, types, [since](InferContext& ctx) { infer_pad(ctx, since); }, [since](const KernelInit& init) {
                   Mode mode = parse_mode(init.attrs, since);
                   std::vector<int64_t> pads;

@@ -7,12 +7,11 @@
 // (0 when absent); mode "linear" requires the write to fit, "circular" wraps modulo the sequence length.
 #include <cmath>
 
-#include "ops/tensor/tensor_moves.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace tensor_moves;
 
 enum class Red { None, Add, Mul, Max, Min };
 
@@ -250,18 +249,18 @@ void run_tensor_scatter(KernelContext& ctx, int64_t axis_attr, bool circular) {
 }  // namespace
 
 void register_scatter(Registry& r) {
-  const std::vector<DataType> idx = kIndexTypes;
+  const std::vector<DataType> idx = {DataType::Int32, DataType::Int64};
   const std::vector<DataType> i64 = {DataType::Int64};
   // Scatter (deprecated): same semantics as ScatterElements without reduction.
   for (int v : {9, 11}) {
     const bool neg = v >= 11;
-    r.add(OpDef{"", "Scatter", v, {{{0, 2}, kAllV1}, {{1}, idx}}, infer_scatter_elements, [neg](const KernelInit& init) {
+    r.add(OpDef{"", "Scatter", v, {{{0, 2}, all_tensor_types(v)}, {{1}, idx}}, infer_scatter_elements, [neg](const KernelInit& init) {
                   int64_t axis = init.attrs.get_int("axis", 0);
                   return make_kernel([axis, neg](KernelContext& ctx) { run_scatter_elements(ctx, axis, Red::None, neg); });
                 }});
   }
   for (int v : {11, 13, 16, 18}) {
-    const auto& types = v >= 13 ? kAllBF16 : kAllV1;
+    const auto types = all_tensor_types(v);
     auto infer_se = [v](InferContext& ctx) {
       parse_reduction(ctx.attrs, v);
       infer_scatter_elements(ctx);
@@ -280,7 +279,7 @@ void register_scatter(Registry& r) {
                   return make_kernel([red](KernelContext& ctx) { run_scatter_nd(ctx, red); });
                 }});
   }
-  r.add(OpDef{"", "TensorScatter", 24, {{{0, 1}, kAllIR12}, {{2}, i64}}, infer_tensor_scatter, [](const KernelInit& init) {
+  r.add(OpDef{"", "TensorScatter", 24, {{{0, 1}, all_tensor_types(24)}, {{2}, i64}}, infer_tensor_scatter, [](const KernelInit& init) {
                 int64_t axis = init.attrs.get_int("axis", -2);
                 std::string mode = init.attrs.get_string("mode", "linear");
                 if (mode != "linear" && mode != "circular") fail("mode '", mode, "' is not 'linear' or 'circular'");

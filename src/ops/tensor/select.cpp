@@ -12,12 +12,11 @@
 #include <cmath>
 #include <complex>
 
-#include "ops/tensor/tensor_moves.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace tensor_moves;
 
 // Numeric tensor values as int64, floats truncated toward zero (NaN and out of range saturate).
 std::vector<int64_t> read_as_ints(const Tensor& t) {
@@ -70,7 +69,7 @@ void run_one_hot(KernelContext& ctx, int64_t axis_attr, bool negative) {
   const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(id.size()) + 1);
   Dims od = id;
   od.insert(od.begin() + axis, depth);
-  check_data_sized(od, "OneHot");
+  check_data_sized(od, vals.dtype(), "OneHot");
   std::vector<int64_t> k = read_as_ints(ind);
   Tensor& y = ctx.allocate_output(0, vals.dtype(), od);
   const int64_t post = product(id, static_cast<size_t>(axis));
@@ -281,28 +280,28 @@ void register_select(Registry& r) {
   using D = DataType;
   for (int v : {9, 11}) {
     const bool negative = v >= 11;
-    r.add(OpDef{"", "OneHot", v, {{{0}, kNumericNoBF16}, {{1}, kNumericNoBF16}, {{2}, kAllV1}}, infer_one_hot,
+    r.add(OpDef{"", "OneHot", v, {{{0}, numeric_types(v)}, {{1}, numeric_types(v)}, {{2}, all_tensor_types(v)}}, infer_one_hot,
                 [negative](const KernelInit& init) {
                   int64_t axis = init.attrs.get_int("axis", -1);
                   return make_kernel([axis, negative](KernelContext& ctx) { run_one_hot(ctx, axis, negative); });
                 }});
   }
   for (int v : {9, 13})
-    r.add(OpDef{"", "NonZero", v, {{{0}, v >= 13 ? kAllBF16 : kAllV1}}, infer_non_zero,
+    r.add(OpDef{"", "NonZero", v, {{{0}, all_tensor_types(v)}}, infer_non_zero,
                 [](const KernelInit&) { return make_kernel([](KernelContext& ctx) { run_non_zero(ctx); }); }});
   for (int v : {9, 11})
-    r.add(OpDef{"", "Compress", v, {{{0}, kAllV1}, {{1}, {D::Bool}}},
+    r.add(OpDef{"", "Compress", v, {{{0}, all_tensor_types(v)}, {{1}, {D::Bool}}},
                 [](InferContext& ctx) { infer_compress(ctx); },
                 [](const KernelInit& init) {
                   std::optional<int64_t> axis;
                   if (init.attrs.has("axis")) axis = init.attrs.get_int("axis");
                   return make_kernel([axis](KernelContext& ctx) { run_compress(ctx, axis); });
                 }});
-  r.add(OpDef{"", "Trilu", 14, {{{0}, kAllBF16}, {{1}, {D::Int64}}}, infer_trilu, [](const KernelInit& init) {
+  r.add(OpDef{"", "Trilu", 14, {{{0}, all_tensor_types(14)}, {{1}, {D::Int64}}}, infer_trilu, [](const KernelInit& init) {
                 bool upper = init.attrs.get_int("upper", 1) != 0;
                 return make_kernel([upper](KernelContext& ctx) { run_trilu(ctx, upper); });
               }});
-  r.add(OpDef{"", "ReverseSequence", 10, {{{0}, kAllV1}, {{1}, {D::Int64}}}, infer_reverse_sequence, [](const KernelInit& init) {
+  r.add(OpDef{"", "ReverseSequence", 10, {{{0}, all_tensor_types(10)}, {{1}, {D::Int64}}}, infer_reverse_sequence, [](const KernelInit& init) {
                 auto [b, t] = reverse_axes(init.attrs);
                 return make_kernel([b = b, t = t](KernelContext& ctx) { run_reverse_sequence(ctx, b, t); });
               }});

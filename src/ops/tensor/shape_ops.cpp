@@ -16,12 +16,11 @@
 // reads its target shape from them: Reshape(x, Concat(Shape(x)[0], [-1])) of x [N,3,4,4] is [N,48].
 #include <algorithm>
 
-#include "ops/tensor/layout_kit.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace layout_kit;
 using D = DataType;
 
 Tensor int64_tensor(const Dims& dims, const std::vector<int64_t>& values) {
@@ -48,7 +47,7 @@ void add_identity(Registry& r) {
         ctx.set_output(0, d);
       });
     };
-    add_versions(r, "", "Identity", {v}, {{{0}, all_types(v)}}, infer, kernel);
+    add_versions(r, "", "Identity", {v}, {{{0}, all_tensor_types(v)}}, infer, kernel);
   }
 }
 
@@ -98,7 +97,7 @@ void add_shape(Registry& r) {
         ctx.set_output(0, int64_tensor({e - s}, std::vector<int64_t>(dims.begin() + s, dims.begin() + e)));
       });
     };
-    add_versions(r, "", "Shape", {v}, {{{0}, all_types(v)}}, infer, kernel);
+    add_versions(r, "", "Shape", {v}, {{{0}, all_tensor_types(v)}}, infer, kernel);
   }
   for (int v : {1, 13, 19, 21, 23, 24, 25}) {
     auto infer = [](InferContext& ctx) {
@@ -112,7 +111,7 @@ void add_shape(Registry& r) {
         ctx.set_output(0, int64_tensor({}, {static_cast<int64_t>(ctx.input(0).element_count())}));
       });
     };
-    add_versions(r, "", "Size", {v}, {{{0}, all_types(v)}}, infer, kernel);
+    add_versions(r, "", "Size", {v}, {{{0}, all_tensor_types(v)}}, infer, kernel);
   }
 }
 
@@ -188,7 +187,7 @@ Shape reshape_shape(const Shape& in, const std::vector<Dim>& shape, bool allowze
     } else if (s == -1) {
       infer_at = static_cast<int64_t>(i);
     } else {
-      out.dims[i] = static_dim(s);
+      out.dims[i] = known_dim(s);
     }
   }
   if (infer_at < 0 || !in.rank_known) return out;
@@ -223,14 +222,14 @@ Shape reshape_shape(const Shape& in, const std::vector<Dim>& shape, bool allowze
   }
   if (den == 0 || num % den) return out;
   Dim& target = out.dims[static_cast<size_t>(infer_at)];
-  if (num_syms.empty()) target = static_dim(num / den);
+  if (num_syms.empty()) target = known_dim(num / den);
   else if (num_syms.size() == 1 && num == den) target = Dim{std::nullopt, num_syms[0], {}};
   return out;
 }
 
 std::vector<Dim> as_dims(const std::vector<int64_t>& v) {
   std::vector<Dim> out;
-  for (int64_t x : v) out.push_back(static_dim(x));
+  for (int64_t x : v) out.push_back(known_dim(x));
   return out;
 }
 
@@ -270,7 +269,7 @@ void add_reshape(Registry& r) {
         ctx.set_output(0, x.reshaped(reshape_dims(x.dims(), shape, allowzero)));
       });
     };
-    std::vector<TypeConstraint> types = {{{0}, v == 1 ? float_types_v1() : all_types(v)}};
+    std::vector<TypeConstraint> types = {{{0}, v == 1 ? float_types(1) : all_tensor_types(v)}};
     if (v >= 5) types.push_back({{1}, {D::Int64}});
     add_versions(r, "", "Reshape", {v}, types, infer, kernel);
   }
@@ -291,7 +290,7 @@ Dim dim_product(const std::vector<Dim>& dims, size_t from, size_t to) {
       return {};
     }
   }
-  if (!sym) return static_dim(p);
+  if (!sym) return known_dim(p);
   if (p == 1 && !sym->param.empty()) return *sym;
   return {};
 }
@@ -326,7 +325,7 @@ void add_flatten(Registry& r) {
         ctx.set_output(0, x.reshaped({product(x.dims(), 0, axis), product(x.dims(), axis)}));
       });
     };
-    add_versions(r, "", "Flatten", {v}, {{{0}, v == 1 ? float_types_v1() : all_types(v)}}, infer, kernel);
+    add_versions(r, "", "Flatten", {v}, {{{0}, v == 1 ? float_types(1) : all_tensor_types(v)}}, infer, kernel);
   }
 }
 
@@ -419,7 +418,7 @@ void add_squeeze(Registry& r) {
         ctx.set_output(0, x.reshaped(out));
       });
     };
-    std::vector<TypeConstraint> types = {{{0}, all_types(v)}};
+    std::vector<TypeConstraint> types = {{{0}, all_tensor_types(v)}};
     if (v >= 13) types.push_back({{1}, {D::Int64}});
     add_versions(r, "", "Squeeze", {v}, types, infer, kernel);
   }
@@ -461,7 +460,7 @@ void add_unsqueeze(Registry& r) {
       check_axes_sign(*axes, v, "Unsqueeze");
       Shape s;
       s.rank_known = true;
-      s.dims = unsqueeze(t.shape.dims, *axes, static_dim(1));
+      s.dims = unsqueeze(t.shape.dims, *axes, known_dim(1));
       ctx.set_output(0, Type::tensor(t.elem, s));
     };
     auto kernel = [v](const KernelInit& init) {
@@ -473,7 +472,7 @@ void add_unsqueeze(Registry& r) {
         ctx.set_output(0, x.reshaped(unsqueeze<int64_t>(x.dims(), axes, 1)));
       });
     };
-    std::vector<TypeConstraint> types = {{{0}, all_types(v)}};
+    std::vector<TypeConstraint> types = {{{0}, all_tensor_types(v)}};
     if (v >= 13) types.push_back({{1}, {D::Int64}});
     add_versions(r, "", "Unsqueeze", {v}, types, infer, kernel);
   }

@@ -9,12 +9,11 @@
 // Shape(x)[1:] of x [N,3,8] holds {3, 8}, Shape(x)[:1] holds {N}.
 #include <algorithm>
 
-#include "ops/tensor/layout_kit.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace layout_kit;
 using D = DataType;
 
 struct SliceArgs {
@@ -26,7 +25,7 @@ struct AxisSlice {
 };
 
 // Start and length of one axis of size d.
-AxisSlice slice_axis(int64_t d, int64_t s, int64_t e, int64_t step) {
+AxisSlice axis_slice_of(int64_t d, int64_t s, int64_t e, int64_t step) {
   AxisSlice a;
   a.step = step;
   if (s < 0) s += d;
@@ -70,7 +69,7 @@ std::vector<AxisSlice> plan_slice(const Dims& dims, const SliceArgs& a) {
   std::vector<int64_t> axes = slice_axes(a, static_cast<int64_t>(dims.size()));
   for (size_t k = 0; k < axes.size(); ++k) {
     size_t ax = static_cast<size_t>(axes[k]);
-    plan[ax] = slice_axis(dims[ax], a.starts[k], a.ends[k], a.steps.empty() ? 1 : a.steps[k]);
+    plan[ax] = axis_slice_of(dims[ax], a.starts[k], a.ends[k], a.steps.empty() ? 1 : a.steps[k]);
   }
   return plan;
 }
@@ -101,7 +100,7 @@ Shape infer_slice_shape(const Shape& in, const SliceArgs& a) {
     Dim& d = out.dims[static_cast<size_t>(axes[k])];
     const int64_t step = a.steps.empty() ? 1 : a.steps[k];
     if (d.value) {
-      d = static_dim(slice_axis(*d.value, a.starts[k], a.ends[k], step).len);
+      d = known_dim(axis_slice_of(*d.value, a.starts[k], a.ends[k], step).len);
     } else if (!(step == 1 && a.starts[k] == 0 && a.ends[k] >= (int64_t{1} << 31) - 1)) {
       d = Dim{};
     }
@@ -149,7 +148,7 @@ void add_slice(Registry& r) {
       SliceArgs a = args_of(init.attrs);
       return make_kernel([a](KernelContext& ctx) { run_slice(ctx, a); });
     };
-    add_versions(r, "", "Slice", {1}, {{{0}, all_types(1)}}, infer, kernel);
+    add_versions(r, "", "Slice", {1}, {{{0}, all_tensor_types(1)}}, infer, kernel);
   }
   // Slice-10+: inputs.
   for (int v : {10, 11, 13}) {
@@ -212,7 +211,7 @@ void add_slice(Registry& r) {
         run_slice(ctx, a);
       });
     };
-    add_versions(r, "", "Slice", {v}, {{{0}, all_types(v)}, {{1, 2, 3, 4}, {D::Int32, D::Int64}}}, infer, kernel);
+    add_versions(r, "", "Slice", {v}, {{{0}, all_tensor_types(v)}, {{1, 2, 3, 4}, {D::Int32, D::Int64}}}, infer, kernel);
   }
 }
 

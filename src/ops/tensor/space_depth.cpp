@@ -2,12 +2,11 @@
 // DepthToSpace-11 adds `mode`: "DCR" (default; depth is read as [blocksize, blocksize, C']) or "CRD" (depth read as
 // [C', blocksize, blocksize]); version 1 is DCR. 13 adds bfloat16.
 // SpaceToDepth moves each blocksize x blocksize spatial block into depth as [blocksize, blocksize, C].
-#include "ops/tensor/tensor_moves.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace tensor_moves;
 
 int64_t read_blocksize(const AttributeView& attrs) {
   int64_t b = attrs.get_int("blocksize");
@@ -98,7 +97,7 @@ void run_space_to_depth(KernelContext& ctx, int64_t b) {
 
 void register_space_depth(Registry& r) {
   for (int v : {1, 11, 13}) {
-    r.add(OpDef{"", "DepthToSpace", v, {{{0}, v >= 13 ? kAllBF16 : kAllV1}},
+    r.add(OpDef{"", "DepthToSpace", v, {{{0}, all_tensor_types(v)}},
                 [v](InferContext& ctx) {
                   read_crd(ctx.attrs, v);
                   infer_space_depth(ctx, true, read_blocksize(ctx.attrs));
@@ -110,7 +109,7 @@ void register_space_depth(Registry& r) {
                 }});
   }
   for (int v : {1, 13}) {
-    r.add(OpDef{"", "SpaceToDepth", v, {{{0}, v >= 13 ? kAllBF16 : kAllV1}},
+    r.add(OpDef{"", "SpaceToDepth", v, {{{0}, all_tensor_types(v)}},
                 [](InferContext& ctx) { infer_space_depth(ctx, false, read_blocksize(ctx.attrs)); },
                 [](const KernelInit& init) {
                   int64_t b = read_blocksize(init.attrs);

@@ -8,12 +8,11 @@
 #include "ir/tensor_alloc.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/transpose.hpp"
-#include "ops/tensor/layout_kit.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace layout_kit;
 
 std::vector<int64_t> transpose_perm(const std::optional<std::vector<int64_t>>& perm, size_t rank) {
   std::vector<int64_t> p;
@@ -270,7 +269,7 @@ void add_transpose(Registry& r) {
         gather_strided(x, ctx.allocate_output(0, x.dtype(), out), out, strides);
       });
     };
-    add_versions(r, "", "Transpose", {v}, {{{0}, all_types(v)}}, infer, kernel);
+    add_versions(r, "", "Transpose", {v}, {{{0}, all_tensor_types(v)}}, infer, kernel);
   }
 }
 

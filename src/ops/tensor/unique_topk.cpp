@@ -11,12 +11,11 @@
 #include <complex>
 #include <numeric>
 
-#include "ops/tensor/tensor_moves.hpp"
+#include "ops/op_kit.hpp"
 
 namespace onyx::ops {
 namespace {
 
-using namespace tensor_moves;
 
 // A totally ordered key for an element: NaN is greater than everything and equal to NaN.
 template <class T>
@@ -231,7 +230,7 @@ void run_top_k(KernelContext& ctx, int since, int64_t k_attr, int64_t axis_attr,
 }  // namespace
 
 void register_unique_topk(Registry& r) {
-  r.add(OpDef{"", "Unique", 11, {{{0}, kAllV1}}, infer_unique, [](const KernelInit& init) {
+  r.add(OpDef{"", "Unique", 11, {{{0}, all_tensor_types(11)}}, infer_unique, [](const KernelInit& init) {
                 bool sorted = init.attrs.get_int("sorted", 1) != 0;
                 std::optional<int64_t> axis;
                 if (init.attrs.has("axis")) axis = init.attrs.get_int("axis");
@@ -239,9 +238,8 @@ void register_unique_topk(Registry& r) {
               }});
   using D = DataType;
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
-  const std::vector<DataType> v24 = with(kNumericNoBF16, {D::BFloat16});
   for (int v : {1, 10, 11, 24}) {
-    std::vector<TypeConstraint> types = {{{0}, v >= 24 ? v24 : v >= 11 ? kNumericNoBF16 : f}};
+    std::vector<TypeConstraint> types = {{{0}, v >= 11 ? numeric_types(v) : f}};
     if (v >= 10) types.push_back({{1}, {D::Int64}});
     r.add(OpDef{"", "TopK", v, types, [v](InferContext& ctx) { infer_top_k(ctx, v); }, [v](const KernelInit& init) {
                   int64_t k = v < 10 ? init.attrs.get_int("k") : 0;

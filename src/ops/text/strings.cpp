@@ -54,7 +54,7 @@ void infer_normalizer(InferContext& ctx) {
     if (d.size() == 2 && d[0].value && *d[0].value != 1)
       ctx.error(cat("input must have shape [C] or [1, C], got ", t.shape.to_string()));
     out.rank_known = true;
-    if (d.size() == 2) out.dims.push_back(Dim{1, {}, {}});
+    if (d.size() == 2) out.dims.push_back(known_dim(1));
     Dim last;  // unknown unless nothing can be dropped
     bool no_stopwords = ctx.attrs.get_strings("stopwords", std::vector<std::string>{}).empty();
     if (no_stopwords && d.back().value && *d.back().value > 0) last = d.back();

@@ -144,8 +144,8 @@ void run_tfidf(const TfIdfConfig& c, KernelContext& ctx) {
   if (xd.size() > 2) ctx.error(cat("input must have shape [C] or [N, C], got ", shape_of(xd).to_string()));
   const int64_t rows = xd.size() == 2 ? xd[0] : 1;
   const int64_t len = xd.empty() ? 1 : xd.back();
-  if (rows > (int64_t{1} << 31) / c.out_size) ctx.error("output is too large");
   Dims out = xd.size() == 2 ? Dims{rows, c.out_size} : Dims{c.out_size};
+  check_data_sized(out);
   std::vector<int64_t> counts(static_cast<size_t>(rows * c.out_size), 0);
   if (c.strings) {
     if (x.dtype() != D::String) ctx.error(cat("pool_strings needs a string input, got ", x.dtype()));
@@ -182,7 +182,7 @@ void register_tfidf(Registry& r) {
           if (t.shape.dims.size() > 2) ctx.error(cat("input must have shape [C] or [N, C], got ", t.shape.to_string()));
           out.rank_known = true;
           if (t.shape.dims.size() == 2) out.dims.push_back(t.shape.dims[0]);
-          out.dims.push_back(Dim{size, {}, {}});
+          out.dims.push_back(known_dim(size));
         }
         ctx.set_output(0, Type::tensor(D::Float, out));
       },

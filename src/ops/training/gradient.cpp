@@ -24,7 +24,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ops/nn/float_store.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {

@@ -1,17 +1,12 @@
-// Helpers shared by the elementwise families binary_misc, logical and variadic: value conversions, the pre-opset-7
-// "broadcast"/"axis" rule, a typed broadcasting loop and binary inference. Not core: used by these families only.
+// The broadcast rule of the binary elementwise ops before opset 7: attribute broadcast=1 aligns B to A at `axis`
+// (default: the trailing dims), padded with 1s; without it the shapes must be equal. Used by the arithmetic,
+// comparison, logical and bitwise families.
 #pragma once
-#include <cmath>
-#include <limits>
 #include <optional>
-#include <type_traits>
 
 #include "ops/op_kit.hpp"
 
-namespace onyx::ops::binary_kit {
-
-template <class T>
-constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+namespace onyx::ops {
 
 // B's dims for the pre-7 "broadcast=1" rule: aligned to A at `axis`, padded with 1s.
 inline Dims legacy_broadcast(const Dims& a, const Dims& b, std::optional<int64_t> axis_attr) {
@@ -58,24 +53,6 @@ inline Dims b_dims(const Legacy& l, const Tensor& a, const Tensor& b) {
   return legacy_broadcast(a.dims(), b.dims(), l.axis);
 }
 
-// y[i] = f(a[ia], b[ib]) over the broadcast output y.
-template <class TA, class TB, class TY, class F>
-void binary_loop(const Tensor& a, const Dims& ad, const Tensor& b, const Dims& bd, Tensor& y, F&& f) {
-  const TA* pa = a.data<TA>();
-  const TB* pb = b.data<TB>();
-  TY* py = y.mutable_data<TY>();
-  const Dims& out = y.dims();
-  const int64_t n = product(out);
-  if (ad == out && bd == out) {
-    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
-  } else if (ad == out && product(bd) == 1) {
-    const TB s = pb[0];
-    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], s);
-  } else {
-    for_each_broadcast(out, {ad, bd}, [&](int64_t i, const std::vector<int64_t>& o) { py[i] = f(pa[o[0]], pb[o[1]]); });
-  }
-}
-
 // Inference for a binary op: element type `out` (default: input 0's), broadcast shape (A's shape under the legacy
 // broadcast=1 rule). With `same_types`, A and B must have the same element type.
 inline void infer_binary(InferContext& ctx, bool same_types, bool legacy, DataType out = DataType::Undefined) {
@@ -94,8 +71,4 @@ inline void infer_binary(InferContext& ctx, bool same_types, bool legacy, DataTy
   infer_broadcast(ctx, out);
 }
 
-inline void require_same_dtype(KernelContext& ctx, const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype()) ctx.error(cat("inputs have different element types ", a.dtype(), " and ", b.dtype()));
-}
-
-}  // namespace onyx::ops::binary_kit
+}  // namespace onyx::ops
