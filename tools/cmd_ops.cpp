@@ -1,4 +1,6 @@
-// onyx ops: the operators onyx implements, from the built-in registry: versions and allowed element types.
+// onyx ops: the operators onyx implements, from the built-in registry: versions, allowed element types, the fast
+// kernels an op may run instead of its reference kernel, whether Gradient differentiates through it, and whether
+// it is deterministic.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -18,11 +20,15 @@ const char* const kOpsUsage =
     "\n"
     "Lists the operators onyx implements, sorted by domain and op type: the since_versions registered (a model's\n"
     "opset binds to exactly one of them) and, per version, the element types each type constraint allows, with\n"
-    "the inputs it applies to. Versions with the same constraints are shown together. Ends with a count line.\n"
+    "the inputs it applies to. Versions with the same constraints are shown together. Then, where they apply, the\n"
+    "fast kernels the op may run instead of its reference kernel (\"fast:\", what runs and when), whether\n"
+    "ai.onnx.preview.training's Gradient has a rule for it and whether it is random (never folded). Ends with a\n"
+    "count line.\n"
     "  --domain D   only domain D (ai.onnx, ai.onnx.ml, ...; \"\" is ai.onnx)\n"
     "  --json       one JSON object: {\"operators\": [{\"domain\", \"op_type\", \"since_versions\": [...], \"versions\":\n"
-    "               [{\"since_version\", \"type_constraints\": [{\"inputs\": [...] or \"all\", \"types\": [...]}]}]}],\n"
-    "               \"operator_count\", \"version_count\"}\n";
+    "               [{\"since_version\", \"type_constraints\": [{\"inputs\": [...] or \"all\", \"types\": [...]}]}],\n"
+    "               \"fast_kernels\": [...], \"gradient\": bool, \"deterministic\": bool}],\n"
+    "               \"operator_count\", \"version_count\", \"fast_operator_count\"}\n";
 
 namespace {
 
@@ -62,6 +68,8 @@ std::string inputs_text(const ops::TypeConstraint& c) {
 struct Op {
   std::string domain, op_type;
   std::vector<std::pair<int, std::vector<ops::TypeConstraint>>> versions;
+  std::vector<std::string> fast_kernels;  // the newest version's (families set them on every version alike)
+  bool gradient = false, deterministic = true;
 };
 
 }  // namespace
@@ -84,6 +92,9 @@ int cmd_ops(const std::vector<std::string>& argv) {
     op.domain = d;
     op.op_type = def.op_type;
     op.versions.emplace_back(def.since_version, normalized(def.types));
+    op.fast_kernels = def.fast_kernels;
+    op.gradient = op.gradient || def.gradient;
+    op.deterministic = op.deterministic && def.deterministic;
     ++version_count;
   }
   if (want && by_name.empty()) {
@@ -91,6 +102,8 @@ int cmd_ops(const std::vector<std::string>& argv) {
     for (const auto& d : domains) known += (known.empty() ? "" : ", ") + d;
     fail("no operators in domain '", printable(*want), "'; domains: ", known);
   }
+  size_t fast_count = 0;
+  for (const auto& [k, op] : by_name) fast_count += !op.fast_kernels.empty();
   for (auto& [k, op] : by_name) std::sort(op.versions.begin(), op.versions.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
 
   if (args.flag("--json")) {
@@ -120,9 +133,13 @@ int cmd_ops(const std::vector<std::string>& argv) {
         }
         std::cout << "]}";
       }
-      std::cout << "]}";
+      std::cout << "],\"fast_kernels\":[";
+      for (size_t i = 0; i < op.fast_kernels.size(); ++i) std::cout << (i ? "," : "") << json_quote(op.fast_kernels[i]);
+      std::cout << "],\"gradient\":" << (op.gradient ? "true" : "false")
+                << ",\"deterministic\":" << (op.deterministic ? "true" : "false") << "}";
     }
-    std::cout << "\n],\"operator_count\":" << by_name.size() << ",\"version_count\":" << version_count << "}\n";
+    std::cout << "\n],\"operator_count\":" << by_name.size() << ",\"version_count\":" << version_count
+              << ",\"fast_operator_count\":" << fast_count << "}\n";
     return 0;
   }
 
@@ -145,9 +162,13 @@ int cmd_ops(const std::vector<std::string>& argv) {
       }
       i = j;
     }
+    for (const std::string& f : op.fast_kernels) std::printf("    fast: %s\n", f.c_str());
+    if (op.gradient) std::printf("    gradient rule\n");
+    if (!op.deterministic) std::printf("    random: never folded\n");
   }
   std::string where = want ? cat(" in domain ", *want) : cat(" in ", domains.size(), " domains");
-  std::printf("%zu operators, %zu versions%s\n", by_name.size(), version_count, where.c_str());
+  std::printf("%zu operators, %zu versions%s; %zu with fast kernels\n", by_name.size(), version_count, where.c_str(),
+              fast_count);
   return 0;
 }
 

@@ -258,6 +258,18 @@ void Registry::set_nondeterministic(std::string_view domain, std::string_view op
   for (auto& [key, def] : defs) def.deterministic = false;
 }
 
+void Registry::set_fast_kernels(std::string_view domain, std::string_view op_type, std::vector<std::string> kernels) {
+  auto defs = versions_of(defs_, domain, op_type);
+  if (defs.empty()) fail("op ", op_type, " is given fast kernels before any version of it is registered");
+  for (auto& [key, def] : defs) def.fast_kernels = kernels;
+}
+
+void Registry::set_gradient(std::string_view domain, std::string_view op_type, GradientRule rule) {
+  auto defs = versions_of(defs_, domain, op_type);
+  if (defs.empty()) fail("op ", op_type, " is given a gradient rule before any version of it is registered");
+  for (auto& [key, def] : defs) def.gradient = rule;
+}
+
 bool Registry::deterministic(std::string_view domain, std::string_view op_type) const {
   for (const auto& [key, def] : versions_of(defs_, domain == "ai.onnx" ? "" : domain, op_type))
     if (!def.deterministic) return false;

@@ -207,6 +207,12 @@ class ExpandContext {
 };
 
 using InferFn = std::function<void(InferContext&)>;
+namespace grad {
+struct Args;
+}
+// The rule of an op for ai.onnx.preview.training's Gradient: its inputs' gradients from its outputs'
+// (ops/gradient_rule.hpp).
+using GradientRule = void (*)(grad::Args&);
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelInit&)>;
 using ExpandFn = std::function<void(ExpandContext&)>;
 
@@ -229,6 +235,11 @@ struct OpDef {
   // False for ops whose outputs are not a function of their inputs and attributes (random generators and
   // Dropout, which may draw a mask): such nodes are never folded at creation nor run for inference values.
   bool deterministic = true;
+  // How Gradient differentiates through the op; null for ops onyx has no rule for.
+  GradientRule gradient = nullptr;
+  // The fast kernels the op's kernel factory may choose over its reference kernel, each saying what runs and
+  // when (`onyx ops` lists them); empty where the reference kernel is all there is.
+  std::vector<std::string> fast_kernels;
 };
 
 class Registry {
@@ -240,6 +251,10 @@ class Registry {
   std::vector<int> versions(std::string_view domain, std::string_view op_type) const;
   // Marks every registered version of an op as not deterministic (see OpDef::deterministic).
   void set_nondeterministic(std::string_view domain, std::string_view op_type);
+  // Sets the fast kernels of every registered version of an op (see OpDef::fast_kernels).
+  void set_fast_kernels(std::string_view domain, std::string_view op_type, std::vector<std::string> kernels);
+  // Sets the gradient rule of every registered version of an op (see OpDef::gradient).
+  void set_gradient(std::string_view domain, std::string_view op_type, GradientRule rule);
   // False when some version of the op is not deterministic; true for ops not registered.
   bool deterministic(std::string_view domain, std::string_view op_type) const;
   const std::map<std::tuple<std::string, std::string, int>, OpDef>& all() const { return defs_; }

@@ -125,6 +125,23 @@ void expect_matches_finite_differences(Session& s, const std::map<std::string, D
   }
 }
 
+// Every op the Gradient kernel's header names has its rule on every registered version of it.
+TEST(Gradient, RulesAreOnTheOpsDefinitions) {
+  const char* with_rules[] = {"Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Reciprocal", "Exp", "Log", "Sqrt", "Sin",
+                              "Cos", "Tanh", "Sigmoid", "Relu", "LeakyRelu", "Elu", "Softplus", "Erf", "Clip",
+                              "Identity", "Cast", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Transpose",
+                              "Concat", "Split", "Where", "Sum", "Mean", "MatMul", "Gemm", "ReduceSum", "ReduceMean",
+                              "ReduceSumSquare", "Softmax", "LogSoftmax", "Slice", "Gather", "GatherElements",
+                              "GatherND", "Tile", "Pad", "Compress", "ReverseSequence", "DepthToSpace", "SpaceToDepth"};
+  const ops::Registry& r = ops::builtin_registry();
+  for (const char* op : with_rules) {
+    const std::vector<int> versions = r.versions("", op);
+    ASSERT_FALSE(versions.empty()) << op;
+    for (int v : versions) EXPECT_NE(r.find("", op, v)->gradient, nullptr) << op << "-" << v;
+  }
+  for (const char* op : {"Det", "Conv", "MaxPool"}) EXPECT_EQ(r.find("", op, r.versions("", op).back())->gradient, nullptr) << op;
+}
+
 TEST(Gradient, OfAddAndOfAddAndMul) {  // the spec tests' graphs: c = a + b; d = (a + b) * a
   GradModel m;
   m.opset = 12;

@@ -112,7 +112,15 @@ for o in ops["operators"]:
         for c in v["type_constraints"]:
             check(c["inputs"] == "all" or all(isinstance(i, int) for i in c["inputs"]), f"ops --json: {c}")
             check(all(isinstance(t, str) for t in c["types"]), f"ops --json: {c}")
-print(f"ops --json: {ops['operator_count']} operators, {ops['version_count']} versions")
+by_key = {(o["domain"], o["op_type"]): o for o in ops["operators"]}
+check(any("oneDNN convolution" in f for f in by_key[("ai.onnx", "Conv")]["fast_kernels"]), "ops --json: Conv's fast kernels")
+check(by_key[("ai.onnx", "Det")]["fast_kernels"] == [], "ops --json: Det has no fast kernel")
+check(ops["fast_operator_count"] == sum(1 for o in ops["operators"] if o["fast_kernels"]), "ops --json: fast_operator_count")
+check(by_key[("ai.onnx", "Add")]["gradient"] and not by_key[("ai.onnx", "Det")]["gradient"], "ops --json: gradient")
+check(not by_key[("ai.onnx", "RandomNormal")]["deterministic"] and by_key[("ai.onnx", "Add")]["deterministic"],
+      "ops --json: deterministic")
+print(f"ops --json: {ops['operator_count']} operators, {ops['version_count']} versions, "
+      f"{ops['fast_operator_count']} with fast kernels")
 
 if failures:
     sys.exit(f"{len(failures)} checks failed")

@@ -221,6 +221,10 @@ TEST(Cli, OpsListsEveryRegisteredVersion) {
   for (const auto& [key, def] : ops::builtin_registry().all()) names.insert({def.domain, def.op_type});
   EXPECT_NE(r.out.find(cat("\n", names.size(), " operators, ", ops::builtin_registry().all().size(), " versions in ")),
             std::string::npos);
+  // What runs besides the reference kernels, what Gradient differentiates, what is random.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nai\\.onnx +Conv +[0-9, ]+\n(    .*\n)*    fast: oneDNN convolution")));
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nai\\.onnx +Add +[0-9, ]+\n(    .*\n)*    gradient rule\n")));
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nai\\.onnx +RandomNormal +[0-9, ]+\n(    .*\n)*    random: never folded\n")));
 
   CliRun ml = onyx("ops --domain ai.onnx.ml");
   ASSERT_EQ(ml.status, 0) << ml.out;

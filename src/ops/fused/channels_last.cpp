@@ -322,6 +322,10 @@ void register_channels_last(Registry& r) {
                   return std::make_unique<NhwcPoolKernel>(init, op);
                 }});
   }
+  r.set_fast_kernels("ai.onyx", "NhwcConv", {"oneDNN NHWC convolution with residual sum and activation as post-ops (float32, constant weights)"});
+  r.set_fast_kernels("ai.onyx", "NhwcQLinearConv", {"oneDNN int8 NHWC convolution, weights packed once"});
+  r.set_fast_kernels("ai.onyx", "NhwcMaxPool", {"oneDNN NHWC pooling for 2-D windows"});
+  r.set_fast_kernels("ai.onyx", "NhwcAveragePool", {"oneDNN NHWC pooling for 2-D windows"});
 }
 
 }  // namespace onyx::ops

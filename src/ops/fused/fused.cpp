@@ -160,6 +160,7 @@ void register_fused(Registry& r) {
   add_alias(r, "RMSNormalization", "RMSNormalization", 23);
   add_alias(r, "RotaryEmbedding", "RotaryEmbedding", 23);
   add_alias(r, "GridSample", "GridSample", 16);
+  r.set_fast_kernels("ai.onyx", "FusedConv", {"oneDNN convolution with the activation as a post-op (float32, constant weights)"});
 }
 
 }  // namespace onyx::ops

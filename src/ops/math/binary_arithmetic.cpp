@@ -12,6 +12,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "ops/math/legacy_broadcast.hpp"
+#include "ops/gradient_rule.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -194,11 +195,46 @@ void add_op(Registry& r, const char* name, Arith op) {
 
 }  // namespace
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+void rule_add(grad::Args& a) {
+  grad::binary(a, [](double g, int64_t, int64_t, int64_t, double& da, double& db) { da += g, db += g; });
+}
+
+void rule_sub(grad::Args& a) {
+  grad::binary(a, [](double g, int64_t, int64_t, int64_t, double& da, double& db) { da += g, db -= g; });
+}
+
+void rule_mul(grad::Args& a) {
+  const std::vector<double> x = a.x(0), w = a.x(1);
+  grad::binary(a, [&](double g, int64_t, int64_t i, int64_t j, double& da, double& db) { da += g * w[j], db += g * x[i]; });
+}
+
+void rule_div(grad::Args& a) {
+  const std::vector<double> x = a.x(0), w = a.x(1);
+  grad::binary(a, [&](double g, int64_t, int64_t i, int64_t j, double& da, double& db) {
+    da += g / w[j];
+    db -= g * x[i] / (w[j] * w[j]);
+  });
+}
+
+}  // namespace
+
 void register_binary_arithmetic(Registry& r) {
   add_op(r, "Add", Arith::Add);
   add_op(r, "Sub", Arith::Sub);
   add_op(r, "Mul", Arith::Mul);
   add_op(r, "Div", Arith::Div);
+  r.set_gradient("", "Add", rule_add);
+  r.set_gradient("", "Sub", rule_sub);
+  r.set_gradient("", "Mul", rule_mul);
+  r.set_gradient("", "Div", rule_div);
+  r.set_fast_kernels("", "Add", {"float32 (and int32/int64 elementwise): vectorized loops over the broadcast shape"});
+  r.set_fast_kernels("", "Sub", {"float32 (and int32/int64 elementwise): vectorized loops over the broadcast shape"});
+  r.set_fast_kernels("", "Mul", {"float32 (and int32/int64 elementwise): vectorized loops over the broadcast shape"});
+  r.set_fast_kernels("", "Div", {"float32 (and int32/int64 elementwise): vectorized loops over the broadcast shape"});
 }
 
 }  // namespace onyx::ops

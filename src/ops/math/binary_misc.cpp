@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "ops/math/legacy_broadcast.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -83,6 +84,21 @@ void run_pow(KernelContext& ctx, const Legacy& legacy, bool same_types, bool fas
   });
 }
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+void rule_pow(grad::Args& a) {
+  const std::vector<double> x = a.x(0), e = a.x(1), y = a.y();
+  grad::binary(a, [&](double g, int64_t k, int64_t i, int64_t j, double& da, double& db) {
+    da += g * e[j] * std::pow(x[i], e[j] - 1);
+    // d(x^e)/de = x^e ln x; where x^e is 0 the product's limit is 0 (avoids 0 * -inf).
+    if (y[k] != 0) db += g * y[k] * std::log(x[i]);
+  });
+}
+
+}  // namespace
+
 void register_pow(Registry& r) {
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
   const std::vector<DataType> t12 = {D::Int32, D::Int64, D::Float16, D::Float, D::Double};
@@ -106,6 +122,8 @@ void register_pow(Registry& r) {
   add_versions(r, "", "Pow", {12}, {{{0}, t12}, {{1}, t1_12}}, infer_mixed, kernel(false, false));
   add_versions(r, "", "Pow", {13}, {{{0}, t13}, {{1}, t1_12}}, infer_mixed, kernel(false, false));
   add_versions(r, "", "Pow", {15}, {{{0}, t13}, {{1}, t1_15}}, infer_mixed, kernel(false, false));
+  r.set_gradient("", "Pow", rule_pow);
+  r.set_fast_kernels("", "Pow", {"float32 squares (exponent 2): vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
 }
 
 // ---- Mod ----

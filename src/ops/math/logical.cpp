@@ -8,6 +8,7 @@
 // (Equal too).
 // Where v9: bool condition, X and Y of any tensor type but bfloat16 (v16 adds it); the output broadcasts all three.
 #include "ops/math/legacy_broadcast.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -145,6 +146,26 @@ void infer_where(InferContext& ctx) {
   ctx.set_output(0, Type::tensor(x != D::Undefined ? x : y, s));
 }
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+// Where(cond, X, Y): the gradient goes to the side cond selected.
+void rule_where(grad::Args& a) {
+  const Tensor& c = *a.in.at(0);
+  if (c.dtype() != D::Bool) fail("Where condition is ", c.dtype(), ", expected bool");
+  const bool* cond = c.data<bool>();
+  grad::Grad gx = grad::zeros(a.in_dims(1)), gy = grad::zeros(a.in_dims(2));
+  const grad::Grad g = a.dy();
+  for_each_broadcast(a.out_dims(), {a.in_dims(0), a.in_dims(1), a.in_dims(2)}, [&](int64_t i, const Dims& off) {
+    (cond[off[0]] ? gx.v[off[1]] : gy.v[off[2]]) += g.v[i];
+  });
+  a.set(1, std::move(gx));
+  a.set(2, std::move(gy));
+}
+
+}  // namespace
+
 void register_where(Registry& r) {
   const std::vector<DataType> t9 = {D::UInt8,   D::UInt16, D::UInt32, D::UInt64, D::Int8,   D::Int16,     D::Int32,
                                     D::Int64,   D::Float16, D::Float, D::Double, D::String, D::Bool, D::Complex64,
@@ -154,6 +175,7 @@ void register_where(Registry& r) {
   auto kernel = [](const KernelInit&) { return make_kernel([](KernelContext& ctx) { run_where(ctx); }); };
   add_versions(r, "", "Where", {9}, {{{0}, {D::Bool}}, {{1, 2}, t9}}, infer_where, kernel);
   add_versions(r, "", "Where", {16}, {{{0}, {D::Bool}}, {{1, 2}, t16}}, infer_where, kernel);
+  r.set_gradient("", "Where", rule_where);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 
 #include "kernels/reduce.hpp"
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -361,6 +362,68 @@ void add_reduce(Registry& r, const char* name, RK kind, int version, const std::
 
 }  // namespace
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+// The reduced axes of a Reduce* node (attribute or, from the version that moved it, input 1); empty: all axes,
+// unless noop_with_empty_axes (then nothing is reduced).
+std::optional<std::vector<int64_t>> reduced_axes(const grad::Args& a, int axes_input_since) {
+  const int64_t rank = static_cast<int64_t>(a.in_dims(0).size());
+  std::vector<int64_t> axes;
+  if (a.opset >= axes_input_since) {
+    if (a.in.size() > 1 && a.in[1]) axes = read_ints(*a.in[1]);
+  } else {
+    axes = a.attrs.get_ints("axes", std::vector<int64_t>{});
+  }
+  if (axes.empty()) {
+    if (a.opset >= axes_input_since && a.attrs.get_int("noop_with_empty_axes", 0)) return std::nullopt;
+    axes.resize(static_cast<size_t>(rank));
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  for (int64_t& ax : axes) ax = normalize_axis(ax, rank, "axes");
+  return axes;
+}
+
+// dy spread back over x's dims (dy itself for a no-op reduce); *count_out: elements reduced into each output.
+grad::Grad spread(const grad::Args& a, int axes_input_since, double* count_out) {
+  const Dims& xd = a.in_dims(0);
+  grad::Grad g = a.dy();
+  auto axes = reduced_axes(a, axes_input_since);
+  if (!axes) {
+    *count_out = 1;
+    g.dims = xd;
+    return g;
+  }
+  Dims kept = xd;
+  for (int64_t ax : *axes) kept[static_cast<size_t>(ax)] = 1;
+  *count_out = static_cast<double>(product(xd)) / static_cast<double>(std::max<int64_t>(product(kept), 1));
+  g.dims = kept;  // keepdims=0 dropped the reduced axes; the elements are the same
+  return grad::broadcast_to(g, xd);
+}
+
+void rule_reduce_sum(grad::Args& a) {
+  double count = 0;
+  a.set(0, spread(a, 13, &count));
+}
+
+void rule_reduce_mean(grad::Args& a) {
+  double count = 0;
+  grad::Grad g = spread(a, 18, &count);
+  for (double& v : g.v) v /= count;
+  a.set(0, std::move(g));
+}
+
+void rule_reduce_sum_square(grad::Args& a) {
+  double count = 0;
+  grad::Grad g = spread(a, 18, &count);
+  const std::vector<double> x = a.x(0);
+  for (size_t i = 0; i < g.v.size(); ++i) g.v[i] *= 2 * x[i];
+  a.set(0, std::move(g));
+}
+
+}  // namespace
+
 void register_reduce(Registry& r) {
   using D = DataType;
   const std::vector<DataType> base = {D::Float16, D::Float, D::Double, D::Int32, D::Int64, D::UInt32, D::UInt64};
@@ -397,6 +460,18 @@ void register_reduce(Registry& r) {
     add_reduce(r, name, kind, 18, mm13, true);
     add_reduce(r, name, kind, 20, mm20, true);
   }
+  r.set_gradient("", "ReduceSum", rule_reduce_sum);
+  r.set_gradient("", "ReduceMean", rule_reduce_mean);
+  r.set_gradient("", "ReduceSumSquare", rule_reduce_sum_square);
+  r.set_fast_kernels("", "ReduceSum", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "ReduceMean", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "ReduceMax", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "ReduceMin", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "ReduceL1", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "ReduceL2", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "ReduceLogSum", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "ReduceLogSumExp", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "ReduceSumSquare", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
 }
 
 }  // namespace onyx::ops

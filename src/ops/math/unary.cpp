@@ -20,6 +20,7 @@
 #include "ops/op_kit.hpp"
 #include "ir/tensor_alloc.hpp"
 #include "ops/math/elementwise_unary.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -70,6 +71,32 @@ void apply_predicate(KernelContext& ctx, const Pred& pred) {
       ctx.error(cat("element type ", x.dtype(), " is not supported"));
     }
   });
+}
+
+}  // namespace
+
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+void rule_neg(grad::Args& a) { grad::unary(a, [](double, double) { return -1.0; }); }
+
+void rule_abs(grad::Args& a) { grad::unary(a, [](double x, double) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }); }
+
+void rule_reciprocal(grad::Args& a) { grad::unary(a, [](double, double y) { return -y * y; }); }
+
+void rule_exp(grad::Args& a) { grad::unary(a, [](double, double y) { return y; }); }
+
+void rule_log(grad::Args& a) { grad::unary(a, [](double x, double) { return 1.0 / x; }); }
+
+void rule_sqrt(grad::Args& a) { grad::unary(a, [](double, double y) { return 0.5 / y; }); }
+
+void rule_sin(grad::Args& a) { grad::unary(a, [](double x, double) { return std::cos(x); }); }
+
+void rule_cos(grad::Args& a) { grad::unary(a, [](double x, double) { return -std::sin(x); }); }
+
+void rule_erf(grad::Args& a) {
+  grad::unary(a, [](double x, double) { return 2.0 / std::sqrt(std::numbers::pi) * std::exp(-x * x); });
 }
 
 }  // namespace
@@ -173,6 +200,20 @@ void register_unary(Registry& r) {
                   for (uint64_t i = 0, n = x.element_count(); i < n; ++i) py[i] = px[i] == 0;
                 });
               }});
+  r.set_gradient("", "Neg", rule_neg);
+  r.set_gradient("", "Abs", rule_abs);
+  r.set_gradient("", "Reciprocal", rule_reciprocal);
+  r.set_gradient("", "Exp", rule_exp);
+  r.set_gradient("", "Log", rule_log);
+  r.set_gradient("", "Sqrt", rule_sqrt);
+  r.set_gradient("", "Sin", rule_sin);
+  r.set_gradient("", "Cos", rule_cos);
+  r.set_gradient("", "Erf", rule_erf);
+  r.set_fast_kernels("", "Exp", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Log", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Sqrt", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Reciprocal", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Erf", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
 }
 
 }  // namespace onyx::ops

@@ -8,6 +8,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -224,11 +225,34 @@ void add_op(Registry& r, const char* name, Var op) {
 
 }  // namespace
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+// Sum / Mean of any number of inputs, broadcasting.
+void variadic(grad::Args& a, double scale) {
+  grad::Grad g = a.dy();
+  for (double& v : g.v) v *= scale;
+  for (size_t i = 0; i < a.in.size(); ++i)
+    if (a.wants(i)) a.set(i, grad::sum_to(g, a.in_dims(i)));
+}
+
+void rule_sum(grad::Args& a) { variadic(a, 1.0); }
+
+void rule_mean(grad::Args& a) { variadic(a, 1.0 / static_cast<double>(a.in.size())); }
+
+}  // namespace
+
 void register_variadic(Registry& r) {
   add_op(r, "Max", Var::Max);
   add_op(r, "Min", Var::Min);
   add_op(r, "Mean", Var::Mean);
   add_op(r, "Sum", Var::Sum);
+  r.set_gradient("", "Sum", rule_sum);
+  r.set_gradient("", "Mean", rule_mean);
+  r.set_fast_kernels("", "Sum", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Max", {"two float32 inputs: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Min", {"two float32 inputs: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
 }
 
 }  // namespace onyx::ops

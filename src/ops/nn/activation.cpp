@@ -24,6 +24,7 @@
 #include "ops/op_kit.hpp"
 #include "ir/tensor_alloc.hpp"
 #include "ops/math/elementwise_unary.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -186,6 +187,33 @@ void run_clip_inputs(KernelContext& ctx, bool fast) {
 
 }  // namespace
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+void rule_tanh(grad::Args& a) { grad::unary(a, [](double, double y) { return 1.0 - y * y; }); }
+
+void rule_sigmoid(grad::Args& a) { grad::unary(a, [](double, double y) { return y * (1.0 - y); }); }
+
+void rule_relu(grad::Args& a) { grad::unary(a, [](double x, double) { return x > 0 ? 1.0 : 0.0; }); }
+
+void rule_softplus(grad::Args& a) { grad::unary(a, [](double x, double) { return 1.0 / (1.0 + std::exp(-x)); }); }
+
+void rule_leaky_relu(grad::Args& a) {
+  const double alpha = a.attrs.get_float("alpha", 0.01f);
+  grad::unary(a, [alpha](double x, double) { return x > 0 ? 1.0 : alpha; });
+}
+
+void rule_elu(grad::Args& a) {
+  const double alpha = a.attrs.get_float("alpha", 1.0f);
+  grad::unary(a, [alpha](double x, double y) { return x > 0 ? 1.0 : y + alpha; });
+}
+
+// Clip passes the gradient where it kept x (the bounds' own gradients are not computed).
+void rule_clip(grad::Args& a) { grad::unary(a, [](double x, double y) { return x == y ? 1.0 : 0.0; }); }
+
+}  // namespace
+
 void register_activation(Registry& r) {
   const Types f3 = {D::Float16, D::Float, D::Double};
   const Types f4 = kFloatTypes;
@@ -312,6 +340,19 @@ void register_activation(Registry& r) {
                   const bool fast = !init.reference_only;
                   return make_kernel([fast](KernelContext& ctx) { run_clip_inputs(ctx, fast); });
                 }});
+  r.set_gradient("", "Tanh", rule_tanh);
+  r.set_gradient("", "Sigmoid", rule_sigmoid);
+  r.set_gradient("", "Relu", rule_relu);
+  r.set_gradient("", "Softplus", rule_softplus);
+  r.set_gradient("", "LeakyRelu", rule_leaky_relu);
+  r.set_gradient("", "Elu", rule_elu);
+  r.set_gradient("", "Clip", rule_clip);
+  r.set_fast_kernels("", "Relu", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "LeakyRelu", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Sigmoid", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Tanh", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Gelu", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "Clip", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
 }
 
 }  // namespace onyx::ops

@@ -756,6 +756,7 @@ void register_attention(Registry& r) {
       if (g && (g->inputs.size() != 1 || g->outputs.size() != 1)) fail("score_mod and prob_mod must take one input and produce one output");
     return make_kernel([c](KernelContext& ctx) { run_flex(c, ctx); });
   });
+  r.set_fast_kernels("", "Attention", {"float32, 4-D, no past: two batched oneDNN products around a vectorized softmax"});
 }
 
 }  // namespace onyx::ops

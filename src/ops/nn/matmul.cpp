@@ -23,6 +23,7 @@
 #include "ops/fused/fused.hpp"
 #include "ops/nn/compute_type.hpp"
 #include "ops/nn/plain_product.hpp"
+#include "ops/gradient_rule.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -491,6 +492,71 @@ std::optional<std::vector<float>> gemm_bias(const Tensor* c, int64_t N, float be
   return bias;
 }
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+// MatMul with numpy semantics: 1-D operands are promoted to a row (A) / column (B) matrix, batch dims broadcast.
+void rule_matmul(grad::Args& a) {
+  const Dims &ad = a.in_dims(0), &bd = a.in_dims(1);
+  if (ad.empty() || bd.empty()) fail("MatMul operands must have rank >= 1");
+  const int64_t M = ad.size() > 1 ? ad[ad.size() - 2] : 1, K = ad.back();
+  const int64_t N = bd.size() > 1 ? bd.back() : 1;
+  const Dims ab = ad.size() > 2 ? Dims(ad.begin(), ad.end() - 2) : Dims{};
+  const Dims bb = bd.size() > 2 ? Dims(bd.begin(), bd.end() - 2) : Dims{};
+  const Dims batch = broadcast_dims(ab, bb);
+  const std::vector<double> A = a.x(0), B = a.x(1);
+  const grad::Grad g = a.dy();
+  grad::Grad ga = grad::zeros(ad), gb = grad::zeros(bd);
+  for_each_broadcast(batch, {ab, bb}, [&](int64_t bi, const Dims& off) {
+    const size_t ao = static_cast<size_t>(off[0] * M * K), bo = static_cast<size_t>(off[1] * K * N),
+                 yo = static_cast<size_t>(bi * M * N);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        const double gy = g.v[yo + static_cast<size_t>(m * N + n)];
+        if (gy == 0) continue;
+        for (int64_t k = 0; k < K; ++k) {
+          ga.v[ao + static_cast<size_t>(m * K + k)] += gy * B[bo + static_cast<size_t>(k * N + n)];
+          gb.v[bo + static_cast<size_t>(k * N + n)] += gy * A[ao + static_cast<size_t>(m * K + k)];
+        }
+      }
+  });
+  a.set(0, std::move(ga));
+  a.set(1, std::move(gb));
+}
+
+// Gemm: Y = alpha * op(A) op(B) + beta * C, op transposing when transA / transB.
+void rule_gemm(grad::Args& a) {
+  const Dims &ad = a.in_dims(0), &bd = a.in_dims(1);
+  if (ad.size() != 2 || bd.size() != 2) fail("Gemm operands must be 2-D");
+  const bool ta = a.attrs.get_int("transA", 0) != 0, tb = a.attrs.get_int("transB", 0) != 0;
+  const double alpha = a.attrs.get_float("alpha", 1.0f), beta = a.attrs.get_float("beta", 1.0f);
+  const int64_t M = ta ? ad[1] : ad[0], K = ta ? ad[0] : ad[1], N = tb ? bd[0] : bd[1];
+  auto ai = [&](int64_t m, int64_t k) { return static_cast<size_t>(ta ? k * M + m : m * K + k); };
+  auto bi = [&](int64_t k, int64_t n) { return static_cast<size_t>(tb ? n * K + k : k * N + n); };
+  const std::vector<double> A = a.x(0), B = a.x(1);
+  const grad::Grad g = a.dy();
+  grad::Grad ga = grad::zeros(ad), gb = grad::zeros(bd);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      const double gy = alpha * g.v[static_cast<size_t>(m * N + n)];
+      if (gy == 0) continue;
+      for (int64_t k = 0; k < K; ++k) {
+        ga.v[ai(m, k)] += gy * B[bi(k, n)];
+        gb.v[bi(k, n)] += gy * A[ai(m, k)];
+      }
+    }
+  a.set(0, std::move(ga));
+  a.set(1, std::move(gb));
+  if (a.wants(2)) {
+    grad::Grad gc = grad::sum_to(g, a.in_dims(2));
+    for (double& v : gc.v) v *= beta;
+    a.set(2, std::move(gc));
+  }
+}
+
+}  // namespace
+
 void register_matmul(Registry& r) {
   using D = DataType;
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
@@ -533,6 +599,10 @@ void register_matmul(Registry& r) {
   r.add(OpDef{kFusedDomain, "FusedMatMul", 1, {{{0, 1, 2, 3}, {D::Float16, D::Float, D::Double, D::BFloat16}}},
               infer_fused_matmul,
               [](const KernelInit& init) -> std::unique_ptr<Kernel> { return std::make_unique<FusedMatMulKernel>(init); }});
+  r.set_gradient("", "MatMul", rule_matmul);
+  r.set_gradient("", "Gemm", rule_gemm);
+  r.set_fast_kernels("", "MatMul", {"oneDNN matmul for float32 (a constant B packed once at creation); one-row products stream B"});
+  r.set_fast_kernels("", "Gemm", {"oneDNN matmul for float32 with a constant 2-D B (packed once) and a constant or absent C"});
 }
 
 }  // namespace onyx::ops

@@ -578,6 +578,11 @@ void register_normalization(Registry& r) {
   };
   add_versions(r, "", "LRN", {1}, {{{0}, f}}, same, lrn_kernel);
   add_versions(r, "", "LRN", {13}, {{{0}, fb}}, same, lrn_kernel);
+  r.set_fast_kernels("", "BatchNormalization", {"inference on float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "InstanceNormalization", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "LayerNormalization", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "GroupNormalization", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "LRN", {"float32 of rank 2 or more: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
 }
 
 }  // namespace onyx::ops

@@ -349,6 +349,8 @@ void register_pool(Registry& r) {
   global_def("GlobalMaxPool", PoolKind::Max, {22}, fb);
   global_def("GlobalLpPool", PoolKind::Lp, {1, 2}, f);
   global_def("GlobalLpPool", PoolKind::Lp, {22}, fb);
+  r.set_fast_kernels("", "MaxPool", {"onyx's NCHW loops for float32 2-D pools with one output"});
+  r.set_fast_kernels("", "AveragePool", {"oneDNN pooling for float32 2-D windows of its exact form"});
 }
 
 }  // namespace onyx::ops

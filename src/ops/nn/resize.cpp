@@ -615,6 +615,8 @@ void register_resize(Registry& r) {
   auto deprecated = [](InferContext& ctx) { ctx.error("Upsample is deprecated since opset 10; use Resize"); };
   auto no_kernel = [](const KernelInit&) -> std::unique_ptr<Kernel> { fail("Upsample is deprecated since opset 10; use Resize"); };
   r.add(OpDef{"", "Upsample", 10, {{{0}, all}, {{1}, fl}}, deprecated, no_kernel});
+  r.set_fast_kernels("", "Resize", {"float32 linear, cubic or nearest over two adjacent axes: whole input rows weighted, then the taps of a row"});
+  r.set_fast_kernels("", "Upsample", {"float32 linear or nearest over two adjacent axes: whole input rows weighted, then the taps of a row"});
 }
 
 }  // namespace onyx::ops

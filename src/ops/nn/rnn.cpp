@@ -500,6 +500,8 @@ void register_rnn(Registry& r) {
   add_cell(r, Cell::Rnn, {1, 7, 14, 22});
   add_cell(r, Cell::Gru, {1, 3, 7, 14, 22});
   add_cell(r, Cell::Lstm, {1, 7, 14, 22});
+  r.set_fast_kernels("", "LSTM", {"float32 with constant weights: all time steps projected in one product, vectorized gates"});
+  r.set_fast_kernels("", "GRU", {"float32 with constant weights: all time steps projected in one product, vectorized gates"});
 }
 
 }  // namespace onyx::ops

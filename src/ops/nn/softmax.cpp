@@ -8,6 +8,7 @@
 
 #include "kernels/elementwise.hpp"
 #include "ops/nn/compute_type.hpp"
+#include "ops/gradient_rule.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -98,10 +99,65 @@ void add_op(Registry& r, const char* name, SoftKind kind) {
 
 }  // namespace
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+// The groups softmax normalizes over: before opset 13 the input is seen as 2-D [prod(dims[:axis]),
+// prod(dims[axis:])]; from 13 on, only `axis` is normalized.
+struct Groups {
+  int64_t outer, n, inner;
+};
+
+Groups softmax_groups(const grad::Args& a) {
+  const Dims& d = a.in_dims(0);
+  const int64_t rank = static_cast<int64_t>(d.size());
+  const bool old = a.opset < 13;
+  const int64_t axis = normalize_axis(a.attrs.get_int("axis", old ? 1 : -1), std::max<int64_t>(rank, 1));
+  const size_t ax = static_cast<size_t>(axis);
+  if (old) return {product(d, 0, ax), product(d, ax), 1};
+  return {product(d, 0, ax), rank ? d[ax] : 1, product(d, ax + 1)};
+}
+
+template <class F>
+void softmax_like(grad::Args& a, F f) {
+  const Groups gr = softmax_groups(a);
+  grad::Grad g = a.dy();
+  const std::vector<double> y = a.y();
+  for (int64_t o = 0; o < gr.outer; ++o)
+    for (int64_t i = 0; i < gr.inner; ++i) {
+      auto at = [&](int64_t j) { return static_cast<size_t>((o * gr.n + j) * gr.inner + i); };
+      f(g.v, y, gr.n, at);
+    }
+  a.set(0, std::move(g));
+}
+
+void rule_softmax(grad::Args& a) {
+  softmax_like(a, [](std::vector<double>& g, const std::vector<double>& y, int64_t n, auto at) {
+    double dot = 0;
+    for (int64_t j = 0; j < n; ++j) dot += g[at(j)] * y[at(j)];
+    for (int64_t j = 0; j < n; ++j) g[at(j)] = y[at(j)] * (g[at(j)] - dot);
+  });
+}
+
+void rule_log_softmax(grad::Args& a) {
+  softmax_like(a, [](std::vector<double>& g, const std::vector<double>& y, int64_t n, auto at) {
+    double sum = 0;
+    for (int64_t j = 0; j < n; ++j) sum += g[at(j)];
+    for (int64_t j = 0; j < n; ++j) g[at(j)] -= std::exp(y[at(j)]) * sum;
+  });
+}
+
+}  // namespace
+
 void register_softmax(Registry& r) {
   add_op(r, "Softmax", SoftKind::Softmax);
   add_op(r, "LogSoftmax", SoftKind::LogSoftmax);
   add_op(r, "Hardmax", SoftKind::Hardmax);
+  r.set_gradient("", "Softmax", rule_softmax);
+  r.set_gradient("", "LogSoftmax", rule_log_softmax);
+  r.set_fast_kernels("", "Softmax", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
+  r.set_fast_kernels("", "LogSoftmax", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});
 }
 
 }  // namespace onyx::ops

@@ -1091,6 +1091,11 @@ void register_qlinear(Registry& r) {
                 if (init.reference_only) return make_kernel([p](KernelContext& ctx) { run_qlinear_conv(p, ctx); });
                 return std::unique_ptr<Kernel>(std::make_unique<FastQLinearConv>(init, p));
               }});
+  r.set_fast_kernels("", "MatMulInteger", {"onyx's AVX512-VNNI integer GEMM, constant B packed once (int32 loops elsewhere)"});
+  r.set_fast_kernels("ai.onyx", "MatMulIntegerToFloat", {"onyx's AVX512-VNNI integer GEMM with the scaling in its registers"});
+  r.set_fast_kernels("", "QLinearMatMul", {"onyx's AVX512-VNNI integer GEMM, constant B packed once"});
+  r.set_fast_kernels("", "ConvInteger", {"integer GEMM over blocked im2col"});
+  r.set_fast_kernels("", "QLinearConv", {"oneDNN int8 convolution for constant int8 weights of zero point 0 and constant scales", "integer GEMM over blocked im2col with one requantizing pass otherwise"});
 }
 
 }  // namespace onyx::ops

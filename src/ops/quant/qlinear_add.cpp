@@ -124,6 +124,7 @@ void register_qlinear_add(Registry& r) {
                 if (init.reference_only) return make_kernel([relu](KernelContext& ctx) { run_reference(ctx, relu); });
                 return make_kernel([relu](KernelContext& ctx) { run_fast(ctx, relu); });
               }});
+  r.set_fast_kernels("ai.onyx", "QLinearAdd", {"one vectorized pass"});
 }
 
 }  // namespace onyx::ops

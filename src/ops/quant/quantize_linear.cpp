@@ -622,6 +622,9 @@ void register_quantize_linear(Registry& r) {
                 if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_dynamic(ctx); });
                 return make_kernel([](KernelContext& ctx) { run_dynamic_fast(ctx); });
               }});
+  r.set_fast_kernels("", "QuantizeLinear", {"per-tensor float32 to 8 bits: one AVX-512 pass"});
+  r.set_fast_kernels("", "DequantizeLinear", {"8 bits to float32: one AVX-512 pass"});
+  r.set_fast_kernels("", "DynamicQuantizeLinear", {"float32: one AVX-512 pass"});
 }
 
 }  // namespace onyx::ops

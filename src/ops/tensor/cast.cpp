@@ -33,6 +33,7 @@
 
 #include "kernels/half.hpp"
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -555,6 +556,7 @@ void register_cast(Registry& r) {
                   ctx.set_output(0, std::move(y));
                 });
               }});
+  r.set_gradient("", "Cast", grad::same_elements);
 }
 
 }  // namespace onyx::ops

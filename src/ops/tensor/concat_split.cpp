@@ -11,6 +11,7 @@
 
 #include "ir/tensor_alloc.hpp"
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -335,9 +336,59 @@ void add_split(Registry& r) {
 
 }  // namespace
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+// Concat: each input gets its slab of dy along the axis.
+void rule_concat(grad::Args& a) {
+  const Dims& od = a.out_dims();
+  const int64_t axis = normalize_axis(a.attrs.get_int("axis"), static_cast<int64_t>(od.size()));
+  const int64_t outer = product(od, 0, static_cast<size_t>(axis)), inner = product(od, static_cast<size_t>(axis) + 1);
+  const grad::Grad g = a.dy();
+  int64_t start = 0;
+  for (size_t i = 0; i < a.in.size(); ++i) {
+    if (!a.in[i]) continue;
+    const int64_t len = a.in_dims(i)[static_cast<size_t>(axis)];
+    if (a.wants(i)) {
+      grad::Grad gi = grad::zeros(a.in_dims(i));
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t k = 0; k < len * inner; ++k)
+          gi.v[static_cast<size_t>(o * len * inner + k)] = g.v[static_cast<size_t>((o * od[axis] + start) * inner + k)];
+      a.set(i, std::move(gi));
+    }
+    start += len;
+  }
+}
+
+// Split: x's gradient is the outputs' gradients put back side by side (zeros for outputs none reached).
+void rule_split(grad::Args& a) {
+  const Dims& xd = a.in_dims(0);
+  const int64_t axis = normalize_axis(a.attrs.get_int("axis", 0), static_cast<int64_t>(xd.size()));
+  const int64_t outer = product(xd, 0, static_cast<size_t>(axis)), inner = product(xd, static_cast<size_t>(axis) + 1);
+  grad::Grad gx = grad::zeros(xd);
+  int64_t start = 0;
+  for (size_t j = 0; j < a.out.size(); ++j) {
+    if (!a.out[j]) continue;
+    const int64_t len = a.out_dims(j)[static_cast<size_t>(axis)];
+    if (a.dout[j])
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t k = 0; k < len * inner; ++k)
+          gx.v[static_cast<size_t>((o * xd[axis] + start) * inner + k)] = a.dout[j]->v[static_cast<size_t>(o * len * inner + k)];
+    start += len;
+  }
+  a.set(0, std::move(gx));
+}
+
+}  // namespace
+
 void register_concat_split(Registry& r) {
   add_concat(r);
   add_split(r);
+  r.set_gradient("", "Concat", rule_concat);
+  r.set_gradient("", "Split", rule_split);
+  r.set_fast_kernels("", "Concat", {"copies of whole blocks"});
+  r.set_fast_kernels("", "Split", {"copies of whole blocks"});
 }
 
 }  // namespace onyx::ops

@@ -6,6 +6,7 @@
 // Output sizes are checked before allocating. Inference reads the shape and repeats inputs as constants or as the
 // symbolic dim values of shape tensors (InferContext::input_as_dims), e.g. Expand(x, Shape(y)).
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -185,9 +186,19 @@ void add_tile(Registry& r) {
 
 }  // namespace
 
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+void rule_expand(grad::Args& a) { a.set(0, grad::sum_to(a.dy(), a.in_dims(0))); }
+
+}  // namespace
+
 void register_expand_tile(Registry& r) {
   add_expand(r);
   add_tile(r);
+  r.set_gradient("", "Expand", rule_expand);
+  r.set_gradient("", "Tile", grad::element_moves);
 }
 
 }  // namespace onyx::ops

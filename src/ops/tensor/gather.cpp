@@ -9,6 +9,7 @@
 // Gather of a 1-D shape tensor (symbolic dim values, see InferContext) by constant indices picks its dim values:
 // Gather(Shape(x), 0) of x [N,3] holds N.
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -218,6 +219,9 @@ void register_gather(Registry& r) {
   add_gather(r);
   add_gather_elements(r);
   add_gather_nd(r);
+  r.set_gradient("", "Gather", grad::element_moves);
+  r.set_gradient("", "GatherElements", grad::element_moves);
+  r.set_gradient("", "GatherND", grad::element_moves);
 }
 
 }  // namespace onyx::ops

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -216,6 +217,7 @@ void register_pad(Registry& r) {
                   return make_kernel([since, mode, pads, value](KernelContext& ctx) { run_pad(ctx, since, mode, pads, value); });
                 }});
   }
+  r.set_gradient("", "Pad", grad::element_moves);
 }
 
 }  // namespace onyx::ops

@@ -13,6 +13,7 @@
 #include <complex>
 
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -305,6 +306,8 @@ void register_select(Registry& r) {
                 auto [b, t] = reverse_axes(init.attrs);
                 return make_kernel([b = b, t = t](KernelContext& ctx) { run_reverse_sequence(ctx, b, t); });
               }});
+  r.set_gradient("", "Compress", grad::element_moves);
+  r.set_gradient("", "ReverseSequence", grad::element_moves);
 }
 
 }  // namespace onyx::ops

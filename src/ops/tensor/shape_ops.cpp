@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -487,6 +488,11 @@ void register_shape_ops(Registry& r) {
   add_flatten(r);
   add_squeeze(r);
   add_unsqueeze(r);
+  r.set_gradient("", "Identity", grad::same_elements);
+  r.set_gradient("", "Reshape", grad::same_elements);
+  r.set_gradient("", "Flatten", grad::same_elements);
+  r.set_gradient("", "Squeeze", grad::same_elements);
+  r.set_gradient("", "Unsqueeze", grad::same_elements);
 }
 
 }  // namespace onyx::ops

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -217,6 +218,9 @@ void add_slice(Registry& r) {
 
 }  // namespace
 
-void register_slice(Registry& r) { add_slice(r); }
+void register_slice(Registry& r) {
+  add_slice(r);
+  r.set_gradient("", "Slice", grad::element_moves);
+}
 
 }  // namespace onyx::ops

@@ -3,6 +3,7 @@
 // [C', blocksize, blocksize]); version 1 is DCR. 13 adds bfloat16.
 // SpaceToDepth moves each blocksize x blocksize spatial block into depth as [blocksize, blocksize, C].
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -116,6 +117,8 @@ void register_space_depth(Registry& r) {
                   return make_kernel([b](KernelContext& ctx) { run_space_to_depth(ctx, b); });
                 }});
   }
+  r.set_gradient("", "DepthToSpace", grad::element_moves);
+  r.set_gradient("", "SpaceToDepth", grad::element_moves);
 }
 
 }  // namespace onyx::ops

@@ -9,6 +9,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/transpose.hpp"
 #include "ops/op_kit.hpp"
+#include "ops/gradient_rule.hpp"
 
 namespace onyx::ops {
 namespace {
@@ -275,6 +276,28 @@ void add_transpose(Registry& r) {
 
 }  // namespace
 
-void register_transpose(Registry& r) { add_transpose(r); }
+// Gradient rules (Gradient-1 of ai.onnx.preview.training; ops/gradient_rule.hpp): the gradients of the
+// inputs from those reaching the outputs, in double.
+namespace {
+
+void rule_transpose(grad::Args& a) {
+  const int64_t rank = static_cast<int64_t>(a.in_dims(0).size());
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  perm = a.attrs.get_ints("perm", perm);
+  if (static_cast<int64_t>(perm.size()) != rank) fail("Transpose perm has ", perm.size(), " entries for rank ", rank);
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t k = 0; k < perm.size(); ++k) inverse[static_cast<size_t>(normalize_axis(perm[k], rank, "perm"))] = static_cast<int64_t>(k);
+  const grad::Grad g = a.dy();
+  a.set(0, grad::transposed(g.v, g.dims, inverse));
+}
+
+}  // namespace
+
+void register_transpose(Registry& r) {
+  add_transpose(r);
+  r.set_gradient("", "Transpose", rule_transpose);
+  r.set_fast_kernels("", "Transpose", {"runs of the last axis copied whole; 2-D transposes of 4-byte elements in 16 x 16 AVX-512 blocks"});
+}
 
 }  // namespace onyx::ops

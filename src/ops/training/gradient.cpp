@@ -8,8 +8,9 @@
 // subgraph, or by a model-local function) is an error since xs and zs must determine y. The nodes found are bound
 // to their own kernels. Each run evaluates that forward part again with the Gradient node's inputs substituted for
 // xs and zs (the spec lets the values differ from those of the main graph), then propagates gradients backwards in
-// double with a rule per op. y may be any shape: its gradient seed is all ones (the gradient of the sum of y's
-// elements), which is dy/dx for a scalar y. Gradients reach only float tensors; integer values (Shape outputs,
+// double with each op's rule (OpDef::gradient, written beside the op's kernels; ops/gradient_rule.hpp). y may be
+// any shape: its gradient seed is all ones (the gradient of the sum of y's elements), which is dy/dx for a
+// scalar y. Gradients reach only float tensors; integer values (Shape outputs,
 // indices) carry none. Broadcasting ops sum the gradient over the broadcast axes.
 // Ops with a rule (ai.onnx): Add Sub Mul Div Pow Neg Abs Reciprocal Exp Log Sqrt Sin Cos Tanh Sigmoid Relu
 // LeakyRelu Elu Softplus Erf Clip Identity Cast Reshape Flatten Squeeze Unsqueeze Expand Transpose Concat Split
@@ -24,6 +25,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ops/gradient_rule.hpp"
 #include "ops/op_kit.hpp"
 
 namespace onyx::ops {
@@ -34,479 +36,6 @@ const char* kTraining = "ai.onnx.preview.training";
 
 bool is_float(DataType t) { return t == D::Float || t == D::Double || t == D::Float16 || t == D::BFloat16; }
 
-// A gradient: dense doubles with the dims of the value it belongs to.
-struct Grad {
-  Dims dims;
-  std::vector<double> v;
-};
-
-Grad zeros(const Dims& d) { return Grad{d, std::vector<double>(static_cast<size_t>(product(d)), 0.0)}; }
-
-// Sums g (whose dims are a broadcast of `target`) down to `target`.
-Grad sum_to(const Grad& g, const Dims& target) {
-  Grad r = zeros(target);
-  if (g.dims == target) {
-    r.v = g.v;
-    return r;
-  }
-  for_each_broadcast(g.dims, {target}, [&](int64_t i, const Dims& off) { r.v[off[0]] += g.v[i]; });
-  return r;
-}
-
-// g (dims broadcastable to `target`) repeated over `target`.
-Grad broadcast_to(const Grad& g, const Dims& target) {
-  Grad r = zeros(target);
-  for_each_broadcast(target, {g.dims}, [&](int64_t i, const Dims& off) { r.v[i] = g.v[off[0]]; });
-  return r;
-}
-
-// v (row-major, dims `dims`) with its axes permuted: result axis k is input axis perm[k].
-Grad transposed(const std::vector<double>& v, const Dims& dims, const std::vector<int64_t>& perm) {
-  Dims out(dims.size());
-  for (size_t k = 0; k < perm.size(); ++k) out[k] = dims[perm[k]];
-  Dims in_strides = strides_of(dims), strides(dims.size());
-  for (size_t k = 0; k < perm.size(); ++k) strides[k] = in_strides[perm[k]];
-  Grad r = zeros(out);
-  // Walk the output in order, moving through the input with the permuted strides.
-  const size_t rank = out.size();
-  std::vector<int64_t> idx(rank, 0);
-  int64_t off = 0;
-  for (size_t i = 0; i < r.v.size(); ++i) {
-    r.v[i] = v[off];
-    for (size_t k = rank; k-- > 0;) {
-      ++idx[k];
-      off += strides[k];
-      if (idx[k] < out[k]) break;
-      off -= strides[k] * out[k];
-      idx[k] = 0;
-    }
-  }
-  return r;
-}
-
-// What a rule sees of one forward node: its inputs and outputs (as doubles, with dims), the gradients reaching its
-// outputs, and which inputs want a gradient. The rule fills `din` for the wanted inputs.
-struct RuleArgs {
-  const Node& node;
-  const AttributeView& attrs;
-  int64_t opset;
-  std::vector<const Tensor*> in, out;  // null where omitted
-  std::vector<const Grad*> dout;       // null where no gradient reached the output
-  std::vector<bool> want;
-  std::vector<std::optional<Grad>> din;
-  // Runs the node's own kernel on other input values (for the element-moving ops).
-  std::function<std::vector<Datum>(std::vector<const Datum*>)> rerun;
-
-  std::vector<double> x(size_t i) const { return read_doubles(*in.at(i)); }
-  std::vector<double> y(size_t i = 0) const { return read_doubles(*out.at(i)); }
-  const Dims& in_dims(size_t i) const { return in.at(i)->dims(); }
-  const Dims& out_dims(size_t i = 0) const { return out.at(i)->dims(); }
-  bool wants(size_t i) const { return i < want.size() && want[i]; }
-  // Gradient of output i; zeros when none reached it.
-  Grad dy(size_t i = 0) const { return dout.at(i) ? *dout[i] : zeros(out_dims(i)); }
-  void set(size_t i, Grad g) {
-    if (wants(i)) din[i] = std::move(g);
-  }
-};
-
-using Rule = void (*)(RuleArgs&);
-
-// ---- element-wise ops of one input: dx = dy * f'(x, y) ----
-
-template <class F>
-void unary(RuleArgs& a, F deriv) {
-  Grad g = a.dy();
-  const std::vector<double> x = a.x(0), y = a.y();
-  for (size_t i = 0; i < g.v.size(); ++i) g.v[i] *= deriv(x[i], y[i]);
-  a.set(0, std::move(g));
-}
-
-void rule_neg(RuleArgs& a) { unary(a, [](double, double) { return -1.0; }); }
-void rule_abs(RuleArgs& a) { unary(a, [](double x, double) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }); }
-void rule_reciprocal(RuleArgs& a) { unary(a, [](double, double y) { return -y * y; }); }
-void rule_exp(RuleArgs& a) { unary(a, [](double, double y) { return y; }); }
-void rule_log(RuleArgs& a) { unary(a, [](double x, double) { return 1.0 / x; }); }
-void rule_sqrt(RuleArgs& a) { unary(a, [](double, double y) { return 0.5 / y; }); }
-void rule_sin(RuleArgs& a) { unary(a, [](double x, double) { return std::cos(x); }); }
-void rule_cos(RuleArgs& a) { unary(a, [](double x, double) { return -std::sin(x); }); }
-void rule_tanh(RuleArgs& a) { unary(a, [](double, double y) { return 1.0 - y * y; }); }
-void rule_sigmoid(RuleArgs& a) { unary(a, [](double, double y) { return y * (1.0 - y); }); }
-void rule_relu(RuleArgs& a) { unary(a, [](double x, double) { return x > 0 ? 1.0 : 0.0; }); }
-void rule_softplus(RuleArgs& a) { unary(a, [](double x, double) { return 1.0 / (1.0 + std::exp(-x)); }); }
-void rule_erf(RuleArgs& a) {
-  unary(a, [](double x, double) { return 2.0 / std::sqrt(std::numbers::pi) * std::exp(-x * x); });
-}
-void rule_leaky_relu(RuleArgs& a) {
-  const double alpha = a.attrs.get_float("alpha", 0.01f);
-  unary(a, [alpha](double x, double) { return x > 0 ? 1.0 : alpha; });
-}
-void rule_elu(RuleArgs& a) {
-  const double alpha = a.attrs.get_float("alpha", 1.0f);
-  unary(a, [alpha](double x, double y) { return x > 0 ? 1.0 : y + alpha; });
-}
-// Clip passes the gradient where it kept x (the bounds' own gradients are not computed).
-void rule_clip(RuleArgs& a) { unary(a, [](double x, double y) { return x == y ? 1.0 : 0.0; }); }
-
-// Ops that keep the elements and change only the dims (or the element type): dx is dy with x's dims.
-void rule_same_elements(RuleArgs& a) {
-  Grad g = a.dy();
-  g.dims = a.in_dims(0);
-  a.set(0, std::move(g));
-}
-
-void rule_expand(RuleArgs& a) { a.set(0, sum_to(a.dy(), a.in_dims(0))); }
-
-// Ops that only move elements (Slice, Gather, Tile, Pad...): the node's own kernel, run with x replaced by its
-// element numbers (1-based, as doubles: every such op takes double data, and they are exact up to 2^53), tells
-// where each output element came from (0: from no element of x, such as padding); dy flows back along that map.
-// The other inputs keep their values.
-void rule_moves(RuleArgs& a) {
-  std::vector<Datum> holders(a.in.size());
-  for (size_t k = 0; k < a.in.size(); ++k)
-    if (a.in[k]) holders[k] = Datum::of(*a.in[k]);
-  const bool pad = a.node.op_type == "Pad";
-  if (pad && a.opset < 11 && a.attrs.get_float("value", 0.0f) != 0)
-    fail("Pad before opset 11 with a non-zero 'value' is not supported by the gradient rule");
-  if (pad && a.opset >= 11 && a.in.size() > 2 && a.in[2]) {
-    Tensor zero = Tensor::allocate(D::Double, a.in_dims(2));
-    holders[2] = Datum::of(std::move(zero));
-  }
-  Tensor numbers = Tensor::allocate(D::Double, a.in_dims(0));
-  double* p = numbers.mutable_data<double>();
-  for (uint64_t k = 0; k < numbers.element_count(); ++k) p[k] = static_cast<double>(k + 1);
-  holders[0] = Datum::of(std::move(numbers));
-  std::vector<const Datum*> ptrs;
-  for (const Datum& d : holders) ptrs.push_back(d.kind == Datum::Kind::Empty ? nullptr : &d);
-  const std::vector<Datum> maps = a.rerun(std::move(ptrs));
-  Grad gx = zeros(a.in_dims(0));
-  double padded = 0;  // dy summed over the elements that came from no element of x (Pad's constant)
-  for (size_t j = 0; j < a.out.size() && j < maps.size(); ++j) {
-    if (!a.dout[j]) continue;
-    const Tensor& m = maps[j].tensor;
-    if (!maps[j].is_tensor() || m.dtype() != D::Double || m.element_count() != a.dout[j]->v.size())
-      fail("internal: the element map of output ", j, " does not match the output");
-    const double* src = m.data<double>();
-    for (size_t k = 0; k < a.dout[j]->v.size(); ++k) {
-      if (src[k] > 0) gx.v[static_cast<size_t>(src[k]) - 1] += a.dout[j]->v[k];
-      else padded += a.dout[j]->v[k];
-    }
-  }
-  a.set(0, std::move(gx));
-  if (pad && a.wants(2)) {
-    Grad gc = zeros(a.in_dims(2));
-    for (double& v : gc.v) v = padded;
-    a.set(2, std::move(gc));
-  }
-}
-
-// ---- broadcasting binary ops ----
-
-// Walks the output with offsets into both inputs; f(i, ia, ib) adds to the two input gradients.
-template <class F>
-void binary(RuleArgs& a, F f) {
-  // Before opset 7 a "broadcast" attribute aligned B to A at `axis`, which numpy-style walking would misread.
-  if (a.opset < 7 && a.attrs.get_int("broadcast", 0) != 0 && a.in_dims(0) != a.in_dims(1))
-    fail("legacy broadcasting (attribute 'broadcast' before opset 7) is not supported by the gradient rule");
-  Grad ga = zeros(a.in_dims(0)), gb = zeros(a.in_dims(1));
-  const Grad g = a.dy();
-  for_each_broadcast(a.out_dims(), {a.in_dims(0), a.in_dims(1)}, [&](int64_t i, const Dims& off) {
-    f(g.v[i], i, off[0], off[1], ga.v[off[0]], gb.v[off[1]]);
-  });
-  a.set(0, std::move(ga));
-  a.set(1, std::move(gb));
-}
-
-void rule_add(RuleArgs& a) {
-  binary(a, [](double g, int64_t, int64_t, int64_t, double& da, double& db) { da += g, db += g; });
-}
-void rule_sub(RuleArgs& a) {
-  binary(a, [](double g, int64_t, int64_t, int64_t, double& da, double& db) { da += g, db -= g; });
-}
-void rule_mul(RuleArgs& a) {
-  const std::vector<double> x = a.x(0), w = a.x(1);
-  binary(a, [&](double g, int64_t, int64_t i, int64_t j, double& da, double& db) { da += g * w[j], db += g * x[i]; });
-}
-void rule_div(RuleArgs& a) {
-  const std::vector<double> x = a.x(0), w = a.x(1);
-  binary(a, [&](double g, int64_t, int64_t i, int64_t j, double& da, double& db) {
-    da += g / w[j];
-    db -= g * x[i] / (w[j] * w[j]);
-  });
-}
-void rule_pow(RuleArgs& a) {
-  const std::vector<double> x = a.x(0), e = a.x(1), y = a.y();
-  binary(a, [&](double g, int64_t k, int64_t i, int64_t j, double& da, double& db) {
-    da += g * e[j] * std::pow(x[i], e[j] - 1);
-    // d(x^e)/de = x^e ln x; where x^e is 0 the product's limit is 0 (avoids 0 * -inf).
-    if (y[k] != 0) db += g * y[k] * std::log(x[i]);
-  });
-}
-
-// Where(cond, X, Y): the gradient goes to the side cond selected.
-void rule_where(RuleArgs& a) {
-  const Tensor& c = *a.in.at(0);
-  if (c.dtype() != D::Bool) fail("Where condition is ", c.dtype(), ", expected bool");
-  const bool* cond = c.data<bool>();
-  Grad gx = zeros(a.in_dims(1)), gy = zeros(a.in_dims(2));
-  const Grad g = a.dy();
-  for_each_broadcast(a.out_dims(), {a.in_dims(0), a.in_dims(1), a.in_dims(2)}, [&](int64_t i, const Dims& off) {
-    (cond[off[0]] ? gx.v[off[1]] : gy.v[off[2]]) += g.v[i];
-  });
-  a.set(1, std::move(gx));
-  a.set(2, std::move(gy));
-}
-
-// Sum / Mean of any number of inputs, broadcasting.
-void variadic(RuleArgs& a, double scale) {
-  Grad g = a.dy();
-  for (double& v : g.v) v *= scale;
-  for (size_t i = 0; i < a.in.size(); ++i)
-    if (a.wants(i)) a.set(i, sum_to(g, a.in_dims(i)));
-}
-void rule_sum(RuleArgs& a) { variadic(a, 1.0); }
-void rule_mean(RuleArgs& a) { variadic(a, 1.0 / static_cast<double>(a.in.size())); }
-
-// ---- layout ----
-
-void rule_transpose(RuleArgs& a) {
-  const int64_t rank = static_cast<int64_t>(a.in_dims(0).size());
-  std::vector<int64_t> perm(static_cast<size_t>(rank));
-  std::iota(perm.rbegin(), perm.rend(), 0);
-  perm = a.attrs.get_ints("perm", perm);
-  if (static_cast<int64_t>(perm.size()) != rank) fail("Transpose perm has ", perm.size(), " entries for rank ", rank);
-  std::vector<int64_t> inverse(perm.size());
-  for (size_t k = 0; k < perm.size(); ++k) inverse[static_cast<size_t>(normalize_axis(perm[k], rank, "perm"))] = static_cast<int64_t>(k);
-  const Grad g = a.dy();
-  a.set(0, transposed(g.v, g.dims, inverse));
-}
-
-// Concat: each input gets its slab of dy along the axis.
-void rule_concat(RuleArgs& a) {
-  const Dims& od = a.out_dims();
-  const int64_t axis = normalize_axis(a.attrs.get_int("axis"), static_cast<int64_t>(od.size()));
-  const int64_t outer = product(od, 0, static_cast<size_t>(axis)), inner = product(od, static_cast<size_t>(axis) + 1);
-  const Grad g = a.dy();
-  int64_t start = 0;
-  for (size_t i = 0; i < a.in.size(); ++i) {
-    if (!a.in[i]) continue;
-    const int64_t len = a.in_dims(i)[static_cast<size_t>(axis)];
-    if (a.wants(i)) {
-      Grad gi = zeros(a.in_dims(i));
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t k = 0; k < len * inner; ++k)
-          gi.v[static_cast<size_t>(o * len * inner + k)] = g.v[static_cast<size_t>((o * od[axis] + start) * inner + k)];
-      a.set(i, std::move(gi));
-    }
-    start += len;
-  }
-}
-
-// Split: x's gradient is the outputs' gradients put back side by side (zeros for outputs none reached).
-void rule_split(RuleArgs& a) {
-  const Dims& xd = a.in_dims(0);
-  const int64_t axis = normalize_axis(a.attrs.get_int("axis", 0), static_cast<int64_t>(xd.size()));
-  const int64_t outer = product(xd, 0, static_cast<size_t>(axis)), inner = product(xd, static_cast<size_t>(axis) + 1);
-  Grad gx = zeros(xd);
-  int64_t start = 0;
-  for (size_t j = 0; j < a.out.size(); ++j) {
-    if (!a.out[j]) continue;
-    const int64_t len = a.out_dims(j)[static_cast<size_t>(axis)];
-    if (a.dout[j])
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t k = 0; k < len * inner; ++k)
-          gx.v[static_cast<size_t>((o * xd[axis] + start) * inner + k)] = a.dout[j]->v[static_cast<size_t>(o * len * inner + k)];
-    start += len;
-  }
-  a.set(0, std::move(gx));
-}
-
-// ---- reductions ----
-
-// The reduced axes of a Reduce* node (attribute or, from the version that moved it, input 1); empty: all axes,
-// unless noop_with_empty_axes (then nothing is reduced).
-std::optional<std::vector<int64_t>> reduced_axes(const RuleArgs& a, int axes_input_since) {
-  const int64_t rank = static_cast<int64_t>(a.in_dims(0).size());
-  std::vector<int64_t> axes;
-  if (a.opset >= axes_input_since) {
-    if (a.in.size() > 1 && a.in[1]) axes = read_ints(*a.in[1]);
-  } else {
-    axes = a.attrs.get_ints("axes", std::vector<int64_t>{});
-  }
-  if (axes.empty()) {
-    if (a.opset >= axes_input_since && a.attrs.get_int("noop_with_empty_axes", 0)) return std::nullopt;
-    axes.resize(static_cast<size_t>(rank));
-    std::iota(axes.begin(), axes.end(), 0);
-  }
-  for (int64_t& ax : axes) ax = normalize_axis(ax, rank, "axes");
-  return axes;
-}
-
-// dy spread back over x's dims (dy itself for a no-op reduce); *count_out: elements reduced into each output.
-Grad spread(const RuleArgs& a, int axes_input_since, double* count_out) {
-  const Dims& xd = a.in_dims(0);
-  Grad g = a.dy();
-  auto axes = reduced_axes(a, axes_input_since);
-  if (!axes) {
-    *count_out = 1;
-    g.dims = xd;
-    return g;
-  }
-  Dims kept = xd;
-  for (int64_t ax : *axes) kept[static_cast<size_t>(ax)] = 1;
-  *count_out = static_cast<double>(product(xd)) / static_cast<double>(std::max<int64_t>(product(kept), 1));
-  g.dims = kept;  // keepdims=0 dropped the reduced axes; the elements are the same
-  return broadcast_to(g, xd);
-}
-
-void rule_reduce_sum(RuleArgs& a) {
-  double count = 0;
-  a.set(0, spread(a, 13, &count));
-}
-void rule_reduce_mean(RuleArgs& a) {
-  double count = 0;
-  Grad g = spread(a, 18, &count);
-  for (double& v : g.v) v /= count;
-  a.set(0, std::move(g));
-}
-void rule_reduce_sum_square(RuleArgs& a) {
-  double count = 0;
-  Grad g = spread(a, 18, &count);
-  const std::vector<double> x = a.x(0);
-  for (size_t i = 0; i < g.v.size(); ++i) g.v[i] *= 2 * x[i];
-  a.set(0, std::move(g));
-}
-
-// ---- softmax ----
-
-// The groups softmax normalizes over: before opset 13 the input is seen as 2-D [prod(dims[:axis]),
-// prod(dims[axis:])]; from 13 on, only `axis` is normalized.
-struct Groups {
-  int64_t outer, n, inner;
-};
-Groups softmax_groups(const RuleArgs& a) {
-  const Dims& d = a.in_dims(0);
-  const int64_t rank = static_cast<int64_t>(d.size());
-  const bool old = a.opset < 13;
-  const int64_t axis = normalize_axis(a.attrs.get_int("axis", old ? 1 : -1), std::max<int64_t>(rank, 1));
-  const size_t ax = static_cast<size_t>(axis);
-  if (old) return {product(d, 0, ax), product(d, ax), 1};
-  return {product(d, 0, ax), rank ? d[ax] : 1, product(d, ax + 1)};
-}
-
-template <class F>
-void softmax_like(RuleArgs& a, F f) {
-  const Groups gr = softmax_groups(a);
-  Grad g = a.dy();
-  const std::vector<double> y = a.y();
-  for (int64_t o = 0; o < gr.outer; ++o)
-    for (int64_t i = 0; i < gr.inner; ++i) {
-      auto at = [&](int64_t j) { return static_cast<size_t>((o * gr.n + j) * gr.inner + i); };
-      f(g.v, y, gr.n, at);
-    }
-  a.set(0, std::move(g));
-}
-void rule_softmax(RuleArgs& a) {
-  softmax_like(a, [](std::vector<double>& g, const std::vector<double>& y, int64_t n, auto at) {
-    double dot = 0;
-    for (int64_t j = 0; j < n; ++j) dot += g[at(j)] * y[at(j)];
-    for (int64_t j = 0; j < n; ++j) g[at(j)] = y[at(j)] * (g[at(j)] - dot);
-  });
-}
-void rule_log_softmax(RuleArgs& a) {
-  softmax_like(a, [](std::vector<double>& g, const std::vector<double>& y, int64_t n, auto at) {
-    double sum = 0;
-    for (int64_t j = 0; j < n; ++j) sum += g[at(j)];
-    for (int64_t j = 0; j < n; ++j) g[at(j)] -= std::exp(y[at(j)]) * sum;
-  });
-}
-
-// ---- matrix products ----
-
-// MatMul with numpy semantics: 1-D operands are promoted to a row (A) / column (B) matrix, batch dims broadcast.
-void rule_matmul(RuleArgs& a) {
-  const Dims &ad = a.in_dims(0), &bd = a.in_dims(1);
-  if (ad.empty() || bd.empty()) fail("MatMul operands must have rank >= 1");
-  const int64_t M = ad.size() > 1 ? ad[ad.size() - 2] : 1, K = ad.back();
-  const int64_t N = bd.size() > 1 ? bd.back() : 1;
-  const Dims ab = ad.size() > 2 ? Dims(ad.begin(), ad.end() - 2) : Dims{};
-  const Dims bb = bd.size() > 2 ? Dims(bd.begin(), bd.end() - 2) : Dims{};
-  const Dims batch = broadcast_dims(ab, bb);
-  const std::vector<double> A = a.x(0), B = a.x(1);
-  const Grad g = a.dy();
-  Grad ga = zeros(ad), gb = zeros(bd);
-  for_each_broadcast(batch, {ab, bb}, [&](int64_t bi, const Dims& off) {
-    const size_t ao = static_cast<size_t>(off[0] * M * K), bo = static_cast<size_t>(off[1] * K * N),
-                 yo = static_cast<size_t>(bi * M * N);
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n) {
-        const double gy = g.v[yo + static_cast<size_t>(m * N + n)];
-        if (gy == 0) continue;
-        for (int64_t k = 0; k < K; ++k) {
-          ga.v[ao + static_cast<size_t>(m * K + k)] += gy * B[bo + static_cast<size_t>(k * N + n)];
-          gb.v[bo + static_cast<size_t>(k * N + n)] += gy * A[ao + static_cast<size_t>(m * K + k)];
-        }
-      }
-  });
-  a.set(0, std::move(ga));
-  a.set(1, std::move(gb));
-}
-
-// Gemm: Y = alpha * op(A) op(B) + beta * C, op transposing when transA / transB.
-void rule_gemm(RuleArgs& a) {
-  const Dims &ad = a.in_dims(0), &bd = a.in_dims(1);
-  if (ad.size() != 2 || bd.size() != 2) fail("Gemm operands must be 2-D");
-  const bool ta = a.attrs.get_int("transA", 0) != 0, tb = a.attrs.get_int("transB", 0) != 0;
-  const double alpha = a.attrs.get_float("alpha", 1.0f), beta = a.attrs.get_float("beta", 1.0f);
-  const int64_t M = ta ? ad[1] : ad[0], K = ta ? ad[0] : ad[1], N = tb ? bd[0] : bd[1];
-  auto ai = [&](int64_t m, int64_t k) { return static_cast<size_t>(ta ? k * M + m : m * K + k); };
-  auto bi = [&](int64_t k, int64_t n) { return static_cast<size_t>(tb ? n * K + k : k * N + n); };
-  const std::vector<double> A = a.x(0), B = a.x(1);
-  const Grad g = a.dy();
-  Grad ga = zeros(ad), gb = zeros(bd);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) {
-      const double gy = alpha * g.v[static_cast<size_t>(m * N + n)];
-      if (gy == 0) continue;
-      for (int64_t k = 0; k < K; ++k) {
-        ga.v[ai(m, k)] += gy * B[bi(k, n)];
-        gb.v[bi(k, n)] += gy * A[ai(m, k)];
-      }
-    }
-  a.set(0, std::move(ga));
-  a.set(1, std::move(gb));
-  if (a.wants(2)) {
-    Grad gc = sum_to(g, a.in_dims(2));
-    for (double& v : gc.v) v *= beta;
-    a.set(2, std::move(gc));
-  }
-}
-
-const std::unordered_map<std::string, Rule>& rules() {
-  static const std::unordered_map<std::string, Rule> k = {
-      {"Add", rule_add}, {"Sub", rule_sub}, {"Mul", rule_mul}, {"Div", rule_div}, {"Pow", rule_pow},
-      {"Neg", rule_neg}, {"Abs", rule_abs}, {"Reciprocal", rule_reciprocal}, {"Exp", rule_exp}, {"Log", rule_log},
-      {"Sqrt", rule_sqrt}, {"Sin", rule_sin}, {"Cos", rule_cos}, {"Tanh", rule_tanh}, {"Sigmoid", rule_sigmoid},
-      {"Relu", rule_relu}, {"LeakyRelu", rule_leaky_relu}, {"Elu", rule_elu}, {"Softplus", rule_softplus},
-      {"Erf", rule_erf}, {"Clip", rule_clip}, {"Identity", rule_same_elements}, {"Cast", rule_same_elements},
-      {"Reshape", rule_same_elements}, {"Flatten", rule_same_elements}, {"Squeeze", rule_same_elements},
-      {"Unsqueeze", rule_same_elements}, {"Expand", rule_expand}, {"Transpose", rule_transpose},
-      {"Concat", rule_concat}, {"Split", rule_split}, {"Where", rule_where}, {"Sum", rule_sum}, {"Mean", rule_mean},
-      {"MatMul", rule_matmul}, {"Gemm", rule_gemm}, {"ReduceSum", rule_reduce_sum},
-      {"ReduceMean", rule_reduce_mean}, {"ReduceSumSquare", rule_reduce_sum_square}, {"Softmax", rule_softmax},
-      {"LogSoftmax", rule_log_softmax}, {"Slice", rule_moves}, {"Gather", rule_moves},
-      {"GatherElements", rule_moves}, {"GatherND", rule_moves}, {"Tile", rule_moves}, {"Pad", rule_moves},
-      {"Compress", rule_moves}, {"ReverseSequence", rule_moves}, {"DepthToSpace", rule_moves},
-      {"SpaceToDepth", rule_moves},
-  };
-  return k;
-}
-
-Rule rule_for(const Node& n) {
-  if (!n.domain.empty() && n.domain != "ai.onnx") return nullptr;
-  auto it = rules().find(n.op_type);
-  return it == rules().end() ? nullptr : it->second;
-}
-
 // One node of the differentiated part, bound to its own kernel.
 struct Forward {
   const Node* node = nullptr;
@@ -514,7 +43,7 @@ struct Forward {
   const OpDef* def = nullptr;
   std::unique_ptr<Kernel> kernel;
   AttributeView attrs;
-  Rule rule = nullptr;
+  GradientRule rule = nullptr;
   std::vector<int> in, out;  // value slots, -1 where omitted
 };
 
@@ -580,12 +109,12 @@ class GradientKernel : public Kernel {
     }
     for (const auto& [s, t] : constants_) values[static_cast<size_t>(s)] = Datum::of(*t);
     evaluate(values);
-    std::vector<std::optional<Grad>> grads(slot_count_);
+    std::vector<std::optional<grad::Grad>> grads(slot_count_);
     {
       const Datum& yd = values[y_slot_];
       if (!yd.is_tensor() || !is_float(yd.tensor.dtype()))
         ctx.error(cat("y '", slot_names_[y_slot_], "' is ", yd.describe(), "; only float tensors have gradients"));
-      grads[y_slot_] = Grad{yd.tensor.dims(), std::vector<double>(yd.tensor.element_count(), 1.0)};
+      grads[y_slot_] = grad::Grad{yd.tensor.dims(), std::vector<double>(yd.tensor.element_count(), 1.0)};
     }
     backward(values, grads);
     for (size_t i = 0; i < ctx.num_outputs() && i < num_xs_; ++i) {
@@ -658,9 +187,10 @@ class GradientKernel : public Kernel {
     auto imp = init.opset_imports->find(n.domain == "ai.onnx" ? "" : n.domain);
     if (imp == init.opset_imports->end())
       fail("node ", n.label(), " (between xs and y): domain '", n.domain, "' is not imported");
-    Forward f{&n, imp->second, nullptr, nullptr, AttributeView(n, init.attrs.scope()), rule_for(n), {}, {}};
+    Forward f{&n, imp->second, nullptr, nullptr, AttributeView(n, init.attrs.scope()), nullptr, {}, {}};
     try {
       f.def = &builtin_registry().resolve(n, f.opset);
+      f.rule = f.def->gradient;
       KernelInit sub{n, f.opset, f.attrs, {}, {}, init.opset_imports};
       for (const Value* v : n.inputs) sub.input_types.push_back(v ? &v->type : nullptr);
       for (const Value* v : n.outputs) sub.output_types.push_back(v ? &v->type : nullptr);
@@ -694,7 +224,7 @@ class GradientKernel : public Kernel {
     }
   }
 
-  void backward(const std::vector<Datum>& values, std::vector<std::optional<Grad>>& grads) const {
+  void backward(const std::vector<Datum>& values, std::vector<std::optional<grad::Grad>>& grads) const {
     auto tensor_at = [&](int s) -> const Tensor* {
       if (s < 0 || !values[static_cast<size_t>(s)].is_tensor()) return nullptr;
       return &values[static_cast<size_t>(s)].tensor;
@@ -703,7 +233,7 @@ class GradientKernel : public Kernel {
       bool reached = false;
       for (int s : f->out) reached = reached || (s >= 0 && grads[static_cast<size_t>(s)]);
       if (!reached) continue;
-      RuleArgs a{*f->node, f->attrs, f->opset, {}, {}, {}, {}, {}, {}};
+      grad::Args a{*f->node, f->attrs, f->opset, {}, {}, {}, {}, {}, {}};
       bool any = false;
       for (int s : f->in) {
         const Tensor* t = tensor_at(s);
@@ -731,7 +261,7 @@ class GradientKernel : public Kernel {
       }
       for (size_t i = 0; i < f->in.size(); ++i) {
         if (!a.din[i]) continue;
-        std::optional<Grad>& acc = grads[static_cast<size_t>(f->in[i])];
+        std::optional<grad::Grad>& acc = grads[static_cast<size_t>(f->in[i])];
         if (!acc) {
           acc = std::move(a.din[i]);
         } else {
