@@ -239,7 +239,7 @@ struct OpDef {
   GradientRule gradient = nullptr;
   // The fast kernels the op's kernel factory may choose over its reference kernel, each saying what runs and
   // when (`onyx ops` lists them); empty where the reference kernel is all there is.
-  std::vector<std::string> fast_kernels;
+  std::vector<std::string> fast_kernels = {};
 };
 
 class Registry {

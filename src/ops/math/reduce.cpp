@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "kernels/reduce.hpp"
 #include "ops/op_kit.hpp"

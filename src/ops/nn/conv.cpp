@@ -884,8 +884,15 @@ void register_conv(Registry& r) {
   add_versions(r, "", "Conv", {22}, {{{0, 1, 2}, fb}}, infer_conv, conv_kernel<false>);
   add_versions(r, "", "ConvTranspose", {1, 11}, {{{0, 1, 2}, f}}, infer_conv_transpose, conv_kernel<true>);
   add_versions(r, "", "ConvTranspose", {22}, {{{0, 1, 2}, fb}}, infer_conv_transpose, conv_kernel<true>);
-  r.set_fast_kernels("", "Conv", {"oneDNN convolution for float32 with constant 1-D or 2-D weights (NHWC brgemm; Winograd for large 3x3 layers on AVX-512)", "onyx's direct loops for float32 convolutions of at most ~1,000 blocks of 16 channels x 4 pixels x taps"});
-  r.set_fast_kernels("", "ConvTranspose", {"oneDNN deconvolution for float32", "one matrix product and a scatter for float32 when the kernel equals the stride"});
+  const char* blocked = "im2col and onyx's blocked GEMM for the rest (double, float16 and bfloat16 not promoted to float32)";
+  r.set_fast_kernels("", "Conv",
+                     {"oneDNN convolution for float32 with constant 1-D or 2-D weights (NHWC brgemm; Winograd for large "
+                      "3x3 layers on AVX-512)",
+                      "onyx's direct loops for float32 convolutions of at most ~1,000 blocks of 16 channels x 4 pixels x taps",
+                      blocked});
+  r.set_fast_kernels("", "ConvTranspose",
+                     {"oneDNN deconvolution for float32",
+                      "one matrix product and a scatter for float32 when the kernel equals the stride", blocked});
 }
 
 }  // namespace onyx::ops

@@ -601,8 +601,15 @@ void register_matmul(Registry& r) {
               [](const KernelInit& init) -> std::unique_ptr<Kernel> { return std::make_unique<FusedMatMulKernel>(init); }});
   r.set_gradient("", "MatMul", rule_matmul);
   r.set_gradient("", "Gemm", rule_gemm);
-  r.set_fast_kernels("", "MatMul", {"oneDNN matmul for float32 (a constant B packed once at creation); one-row products stream B"});
-  r.set_fast_kernels("", "Gemm", {"oneDNN matmul for float32 with a constant 2-D B (packed once) and a constant or absent C"});
+  const char* blocked = "onyx's blocked GEMM for the rest of the float types (double, float16 and bfloat16 not promoted "
+                        "to float32, float32 inputs oneDNN's paths do not take)";
+  r.set_fast_kernels("", "MatMul",
+                     {"oneDNN matmul for float32 (a constant B packed once at creation); one-row products stream B", blocked});
+  r.set_fast_kernels("", "Gemm",
+                     {"oneDNN matmul for float32 with a constant 2-D B (packed once) and a constant or absent C", blocked});
+  r.set_fast_kernels(kFusedDomain, "FusedMatMul",
+                     {"oneDNN matmul for float32 with a constant B, the bias, residual sum and activation as post-ops",
+                      blocked});
 }
 
 }  // namespace onyx::ops

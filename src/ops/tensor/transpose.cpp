@@ -3,6 +3,7 @@
 // Output dim i is input dim perm[i]; inference permutes symbolic dims too.
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "base/target_clones.hpp"
 #include "ir/tensor_alloc.hpp"

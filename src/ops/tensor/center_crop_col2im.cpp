@@ -232,7 +232,7 @@ void run_col2im(KernelContext& ctx, const Col2ImAttrs& at) {
 
 }  // namespace
 
-void register_crop(Registry& r) {
+void register_center_crop_col2im(Registry& r) {
   r.add(OpDef{"", "CenterCropPad", 18, {{{0}, all_tensor_types(18)}, {{1}, {DataType::Int32, DataType::Int64}}}, infer_center_crop_pad, [](const KernelInit& init) {
                 auto axes = axes_attr(init.attrs);
                 return make_kernel([axes](KernelContext& ctx) { run_center_crop_pad(ctx, axes); });

@@ -277,7 +277,7 @@ void run_reverse_sequence(KernelContext& ctx, int64_t batch_axis, int64_t time_a
 
 }  // namespace
 
-void register_select(Registry& r) {
+void register_masks_and_indices(Registry& r) {
   using D = DataType;
   for (int v : {9, 11}) {
     const bool negative = v >= 11;
