@@ -17,15 +17,20 @@ namespace {
 // hold cores that other processes need, and on a busy host every run then slows badly (oww_embedding at 2 threads
 // beside a compiler: 42 ms a run spinning, 1.1 ms sleeping; on an idle host spinning wins, 0.75 ms against 1.3).
 // libgomp reads OMP_WAIT_POLICY once, as it loads, from the environment the process started with (libc's own
-// initializer restores that one after an executable's preinit functions, so a setenv there is lost): the command
-// runs itself again with the policy in its environment, before any library has started. ONYX_SPIN_WAIT=1 keeps
+// initializer restores that one after an executable's preinit functions, so a setenv there is lost): a command
+// that runs models runs itself again with the policy in its environment, before any library has started. ONYX_SPIN_WAIT=1 keeps
 // libgomp's own policy (spin about 3 ms, then sleep) for latency-critical runs on an otherwise idle machine; an
 // OMP_WAIT_POLICY or GOMP_SPINCOUNT that the user set stays as it is.
 bool names(const char* entry, std::string_view var) {
   return std::string_view(entry).substr(0, var.size() + 1) == std::string(var) + "=";
 }
 
-void default_to_sleeping_workers(int, char** argv, char** envp) {
+void default_to_sleeping_workers(int argc, char** argv, char** envp) {
+  // Only the commands that run models start workers; the others skip the second start (about 10 ms).
+  if (argc < 2) return;
+  const std::string_view command = argv[1];
+  if (command != "run" && command != "bench" && command != "profile" && command != "test-onnx" && command != "demo")
+    return;
   size_t n = 0;
   for (; envp[n]; ++n)
     if (names(envp[n], "OMP_WAIT_POLICY") || names(envp[n], "GOMP_SPINCOUNT") ||
