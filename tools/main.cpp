@@ -18,11 +18,12 @@ namespace {
 // beside a compiler: 42 ms a run spinning, 1.1 ms sleeping; on an idle host spinning wins, 0.75 ms against 1.3).
 // libgomp reads OMP_WAIT_POLICY once, as it loads, from the environment the process started with (libc's own
 // initializer restores that one after an executable's preinit functions, so a setenv there is lost): a command
-// that runs models runs itself again with the policy in its environment, before any library has started. ONYX_SPIN_WAIT=1 keeps
-// libgomp's own policy (spin about 3 ms, then sleep) for latency-critical runs on an otherwise idle machine; an
+// that runs models runs itself again with the policy in its environment, before any library has started.
+// ONYX_SPIN_WAIT=1 keeps libgomp's own policy (spin about 3 ms, then sleep) for latency-critical runs on an otherwise idle machine; an
 // OMP_WAIT_POLICY or GOMP_SPINCOUNT that the user set stays as it is.
 bool names(const char* entry, std::string_view var) {
-  return std::string_view(entry).substr(0, var.size() + 1) == std::string(var) + "=";
+  const std::string_view e(entry);
+  return e.starts_with(var) && e.substr(var.size()).starts_with('=');
 }
 
 void default_to_sleeping_workers(int argc, char** argv, char** envp) {

@@ -252,22 +252,31 @@ std::vector<int> Registry::versions(std::string_view domain, std::string_view op
   return v;
 }
 
+namespace {
+
+// Applies `amend` to each of an op's registered versions (`defs`, from versions_of); an error, saying what the op
+// was being (`what`), when it has none.
+template <class Defs, class Amend>
+void amend_versions(Defs defs, std::string_view op_type, const char* what, Amend amend) {
+  if (defs.empty()) fail("op ", op_type, " is ", what, " before any version of it is registered");
+  for (auto& [key, def] : defs) amend(def);
+}
+
+}  // namespace
+
 void Registry::set_nondeterministic(std::string_view domain, std::string_view op_type) {
-  auto defs = versions_of(defs_, domain, op_type);
-  if (defs.empty()) fail("op ", op_type, " is marked not deterministic before any version of it is registered");
-  for (auto& [key, def] : defs) def.deterministic = false;
+  amend_versions(versions_of(defs_, domain, op_type), op_type, "marked not deterministic",
+                 [](OpDef& def) { def.deterministic = false; });
 }
 
 void Registry::set_fast_kernels(std::string_view domain, std::string_view op_type, std::vector<std::string> kernels) {
-  auto defs = versions_of(defs_, domain, op_type);
-  if (defs.empty()) fail("op ", op_type, " is given fast kernels before any version of it is registered");
-  for (auto& [key, def] : defs) def.fast_kernels = kernels;
+  amend_versions(versions_of(defs_, domain, op_type), op_type, "given fast kernels",
+                 [&](OpDef& def) { def.fast_kernels = kernels; });
 }
 
 void Registry::set_gradient(std::string_view domain, std::string_view op_type, GradientRule rule) {
-  auto defs = versions_of(defs_, domain, op_type);
-  if (defs.empty()) fail("op ", op_type, " is given a gradient rule before any version of it is registered");
-  for (auto& [key, def] : defs) def.gradient = rule;
+  amend_versions(versions_of(defs_, domain, op_type), op_type, "given a gradient rule",
+                 [rule](OpDef& def) { def.gradient = rule; });
 }
 
 bool Registry::deterministic(std::string_view domain, std::string_view op_type) const {
