@@ -1,17 +1,20 @@
 // ai.onyx (version 1) fused ops, made by the optimizer (src/opt/). Each runs the reference kernels of the
-// standard ops it stands for, so its results are theirs:
+// standard ops it stands for, so its results are theirs. This file:
 //   FusedConv(X, W, B?) — Conv (attributes as Conv's) followed by an activation: attribute `activation` names
 //     Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, Elu, HardSwish, Gelu (erf form) or Clip, and
 //     `activation_params` lists its float attributes (LeakyRelu/Elu: alpha; HardSigmoid: alpha, beta; Clip: min,
 //     max).
-//   FusedMatMul(A, B, Bias?, Z?) — MatMul, then + Bias, + Z, then an activation as FusedConv's (ops/nn/matmul.cpp).
 //   Gelu(X) — Gelu-20 (attribute approximate = "none" | "tanh"), for models below opset 20.
+//   HardSwish(X) — HardSwish-22, for models below opset 14 (and bfloat16 below opset 22).
 //   LayerNormalization(X, Scale, B?) — LayerNormalization-17, for models below opset 17.
 //   Attention(Q, K, V, attn_mask?) — Attention-23 on 4-D inputs [batch, heads, seq, head_size] (attribute
 //     scale), for models below opset 23.
 //   RMSNormalization, RotaryEmbedding (= the ONNX ops of version 23) and GridSample (= GridSample-16): what the
 //     contrib ops' expansions (src/ops/contrib/) and the ONNX-domain SimplifiedLayerNormalization of ONNX Runtime's
 //     optimizer (check/runtime_ops.hpp) run as in models of older opsets.
+// The domain's other ops, one family file each beside this one: FusedMatMul (fused_matmul.cpp: MatMul, then + Bias,
+// + Z, then an activation as FusedConv's), MatMulIntegerToFloat (matmul_integer_to_float.cpp), QLinearAdd
+// (qlinear_add.cpp) and the channels-last ops Nhwc* (channels_last.cpp).
 #include <limits>
 
 #include "kernels/dnnl_kit.hpp"

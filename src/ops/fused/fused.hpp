@@ -1,5 +1,8 @@
 // onyx's internal op domain "ai.onyx": ops the optimizer creates when ONNX has no standard op for the fused form
-// at the model's opset. A model saved after optimization imports the domain (version 1) and loads again.
+// at the model's opset. A model saved after optimization imports the domain (version 1) and loads again. The ops
+// are defined in this folder (fused.cpp lists them); what they share with the standard ops' families is exposed
+// beside those (ops/nn/conv_epilogue.hpp, ops/nn/matmul_epilogue.hpp, ops/quant/matmul_integer.hpp,
+// ops/quant/qlinear_conv.hpp). This header: the domain's name and what the fused families share.
 #pragma once
 #include <array>
 #include <memory>

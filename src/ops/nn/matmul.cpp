@@ -9,21 +9,18 @@
 // Fast kernels: float32 on oneDNN, a constant 2-D B (MatMul's B, Gemm's B without transA) packed once at session
 // creation, other float32 MatMuls of rank 2..6 on oneDNN's batched matmul. Other float types and what those paths
 // do not take run the blocked GEMM (kernels/blocked_gemm.hpp) in float (double for double); integers the
-// reference's loops.
-// ai.onyx FusedMatMul(A, B, Bias?, Z?) (version 1), made by the optimizer (src/opt/matmul_epilogue_fusion.cpp):
-//   Y = activation(MatMul(A, B) + Bias + Z), the sums as Add-14's (Bias is usually [N], Z Y's shape), the
-//   activation named by `activation` / `activation_params` as FusedConv's. The reference runs MatMul-13, Add-14
-//   and the activation's kernels; the fast kernel (float32, constant 2-D B and Bias) applies all of it inside
-//   oneDNN's product, Z as a sum post-op.
+// reference's loops. The packed product with an epilogue and MatMul's own loops also serve ai.onyx FusedMatMul
+// (ops/fused/fused_matmul.cpp, through matmul_epilogue.hpp).
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/blocked_gemm.hpp"
 #include "kernels/gemm.hpp"
-#include "ops/fused/as_standard.hpp"
-#include "ops/fused/fused.hpp"
 #include "ops/nn/compute_type.hpp"
+#include "ops/nn/matmul_epilogue.hpp"
 #include "ops/nn/plain_product.hpp"
 #include "ops/gradient_rule.hpp"
+#include "ops/op_kit.hpp"
 #include "ir/tensor_alloc.hpp"
 
 namespace onyx::ops {
@@ -363,31 +360,11 @@ class FastGemm : public Kernel {
   std::function<void(KernelContext&)> blocked_;
 };
 
-// The MatMul version FusedMatMul stands for.
-constexpr int kFusedMatMulVersion = 13;
-
-class FusedMatMulKernel : public Kernel {
+// FusedMatMul's product on oneDNN: B and Bias packed at creation, Z added by the sum post-op, the activation by
+// eltwise post-ops.
+class PackedMatMulWithEpilogue : public MatMulWithEpilogue {
  public:
-  explicit FusedMatMulKernel(const KernelInit& init) : node_(init.node), add_(init.node) {
-    // The product of the runs the fast kernel does not take: the blocked GEMM, or with reference_only MatMul's
-    // reference loops.
-    const nn::Loops loops = init.reference_only ? nn::Loops::Plain : nn::Loops::Blocked;
-    mm_ = make_kernel([loops](KernelContext& ctx) { run_matmul(ctx, loops); });
-    if (init.attrs.has("activation")) act_ = std::make_unique<ActivationStep>(init);
-    if (!init.reference_only) prepare_fast(init);
-  }
-
-  bool keeps_copy_of_input(size_t i) const override { return i == 1 && b_.prepared; }
-
-  void run(KernelContext& ctx) override {
-    if (b_.gemm && fast_run(ctx)) return;
-    run_in_steps(ctx);
-  }
-
- private:
-  bool has(const KernelInit& init, size_t i) const { return init.node.inputs.size() > i && init.node.inputs[i]; }
-
-  void prepare_fast(const KernelInit& init) {
+  PackedMatMulWithEpilogue(const KernelInit& init, std::vector<kernels::Eltwise> activation) {
     const Tensor* b = init.input_value(1);
     if (!b || b->dtype() != DataType::Float || b->dims().size() != 2) return;
     const int64_t N = b->dims()[1];
@@ -399,11 +376,7 @@ class FusedMatMulKernel : public Kernel {
     }
     kernels::Epilogue epilogue;
     epilogue.sum = sum_ = has(init, 3);
-    if (act_) {
-      auto e = eltwise_of(*act_);
-      if (!e) return;
-      epilogue.eltwise = std::move(*e);
-    }
+    epilogue.eltwise = std::move(activation);
     const bool has_epilogue = !epilogue.empty();
     b_ = prepared(pack_b(b, false, std::move(bias), 1.0f, std::move(epilogue)), init, false, has_epilogue);
     // Packed at creation, a run reads only the pack, provided it takes the fast path: Z's shape must be known to
@@ -421,8 +394,11 @@ class FusedMatMulKernel : public Kernel {
     }
   }
 
-  // False when this run's inputs are not the case the fast kernel was made for.
-  bool fast_run(KernelContext& ctx) {
+  bool packed() const { return b_.gemm != nullptr; }
+
+  bool keeps_copy_of_input(size_t i) const override { return i == 1 && b_.prepared; }
+
+  bool run(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
     const kernels::PackedGemm& gemm = *b_.gemm;
     // Empty products are the reference's (it handles every empty shape).
@@ -446,36 +422,24 @@ class FusedMatMulKernel : public Kernel {
     return true;
   }
 
-  // The product, the sums and the activation one kernel after another, as the reference defines them.
-  void run_in_steps(KernelContext& ctx) {
-    std::vector<Datum> y = run_on(*mm_, node_, kFusedMatMulVersion, {&ctx.input_datum(0), &ctx.input_datum(1)}, 1);
-    for (size_t i = 2; i < 4; ++i) {
-      if (!ctx.has_input(i)) continue;
-      if (y.empty() || !y[0].is_tensor()) ctx.error("the matrix product gave no tensor");
-      y[0] = add_.run(y[0], ctx.input_datum(i));
-    }
-    if (y.empty() || !y[0].is_tensor()) ctx.error("the matrix product gave no tensor");
-    ctx.set_output(0, act_ ? act_->run(y[0]) : std::move(y[0]));
-  }
+ private:
+  static bool has(const KernelInit& init, size_t i) { return init.node.inputs.size() > i && init.node.inputs[i]; }
 
-  const Node& node_;
-  std::unique_ptr<Kernel> mm_;
-  std::unique_ptr<ActivationStep> act_;
-  AddStep add_;
   PackedB b_;
   const Tensor* bias_ = nullptr;
   bool sum_ = false;
 };
 
-// FusedMatMul's inference: MatMul-13's on A and B.
-void infer_fused_matmul(InferContext& ctx) {
-  InferContext inner = ctx;
-  inner.opset = kFusedMatMulVersion;
-  inner.input_types.resize(std::min<size_t>(2, inner.input_types.size()));
-  inner.input_values.resize(std::min<size_t>(2, inner.input_values.size()));
-  inner.input_dim_values.resize(std::min<size_t>(2, inner.input_dim_values.size()));
-  standard("MatMul", kFusedMatMulVersion).infer(inner);
-  ctx.output_types = std::move(inner.output_types);
+std::unique_ptr<MatMulWithEpilogue> make_matmul_with_epilogue(const KernelInit& init,
+                                                              std::vector<kernels::Eltwise> activation) {
+  auto k = std::make_unique<PackedMatMulWithEpilogue>(init, std::move(activation));
+  if (!k->packed()) return nullptr;
+  return k;
+}
+
+std::unique_ptr<Kernel> make_unpacked_matmul(const KernelInit& init) {
+  const nn::Loops loops = init.reference_only ? nn::Loops::Plain : nn::Loops::Blocked;
+  return make_kernel([loops](KernelContext& ctx) { run_matmul(ctx, loops); });
 }
 
 // Gemm's beta * C as a per-column bias when C is constant float32 of shape [], [1], [N] or [1, N]; nullopt otherwise.
@@ -596,20 +560,14 @@ void register_matmul(Registry& r) {
   add_versions(r, "", "Gemm", {9, 11}, {{{0, 1, 2}, fi}}, infer_gemm, gemm_kernel);
   add_versions(r, "", "Gemm", {13}, {{{0, 1, 2}, fib}}, infer_gemm, gemm_kernel);
 
-  r.add(OpDef{kFusedDomain, "FusedMatMul", 1, {{{0, 1, 2, 3}, {D::Float16, D::Float, D::Double, D::BFloat16}}},
-              infer_fused_matmul,
-              [](const KernelInit& init) -> std::unique_ptr<Kernel> { return std::make_unique<FusedMatMulKernel>(init); }});
   r.set_gradient("", "MatMul", rule_matmul);
   r.set_gradient("", "Gemm", rule_gemm);
-  const char* blocked = "onyx's blocked GEMM for the rest of the float types (double, float16 and bfloat16 not promoted "
-                        "to float32, float32 inputs oneDNN's paths do not take)";
   r.set_fast_kernels("", "MatMul",
-                     {"oneDNN matmul for float32 (a constant B packed once at creation); one-row products stream B", blocked});
+                     {"oneDNN matmul for float32 (a constant B packed once at creation); one-row products stream B",
+                      kBlockedMatMulKernel});
   r.set_fast_kernels("", "Gemm",
-                     {"oneDNN matmul for float32 with a constant 2-D B (packed once) and a constant or absent C", blocked});
-  r.set_fast_kernels(kFusedDomain, "FusedMatMul",
-                     {"oneDNN matmul for float32 with a constant B, the bias, residual sum and activation as post-ops",
-                      blocked});
+                     {"oneDNN matmul for float32 with a constant 2-D B (packed once) and a constant or absent C",
+                      kBlockedMatMulKernel});
 }
 
 }  // namespace onyx::ops

@@ -10,15 +10,13 @@
 //   QLinearMatMul-21   adds float8 operands/outputs (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) and float16/bfloat16 scales.
 //                      With a float8 operand the product accumulates in double; a float8 output is converted with
 //                      saturation instead of rounded to an integer.
-//   ai.onyx MatMulIntegerToFloat-1 (made by src/opt/matmul_integer_fusion.cpp): A, B, a_zero_point, b_zero_point
-//                      as MatMulInteger's, scale (float, one value or one per column: [..., 1] or [..., N] with
-//                      leading 1s), bias (optional, float [N]); Y(float) = float(MatMulInteger(...)) * scale + bias,
-//                      rounded after the product and after the sum as the Cast, Mul and Add it stands for.
 //   QLinearConv-10     conv of the shifted int8/uint8 operands plus optional int32 bias B [M], requantized like
 //                      QLinearMatMul with w_scale/w_zero_point scalar or per output channel.
 // Accumulation is int32 and wraps on overflow (the spec allows overflow only in 32 bits). The requantization
 // multiplier a_scale * b_scale / y_scale is computed in the scales' type, then applied in double; rounding is half
 // to even. The reference convolutions are direct (no im2col), N-D, with auto_pad, pads, strides, dilations and group.
+// MatMulInteger's kernels, their product scaled into float32, also run ai.onyx MatMulIntegerToFloat
+// (ops/fused/matmul_integer_to_float.cpp, through matmul_integer.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,8 +25,8 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/int8_gemm.hpp"
 #include "kernels/quantize.hpp"
-#include "ops/fused/fused.hpp"
 #include "ops/op_kit.hpp"
+#include "ops/quant/matmul_integer.hpp"
 #include "ops/quant/qlinear_conv.hpp"
 
 namespace onyx::ops {
@@ -309,34 +307,14 @@ bool fast_matmul_integer_applies(const Tensor& a, const Tensor& b, const Tensor*
          (!azp || (azp->dtype() == a.dtype() && azp->element_count() == 1));
 }
 
-// ---- MatMulIntegerToFloat ----
+}  // namespace
 
-// The scale and bias of MatMulIntegerToFloat, checked against the product's N columns (the fusion made them so; a
-// hand-written node may not have).
-struct FloatEpilogue {
-  const float* scale = nullptr;
-  bool per_column = false;
-  const float* bias = nullptr;
-};
-FloatEpilogue float_epilogue(KernelContext& ctx, int64_t N, size_t out_rank) {
-  const Tensor& sc = ctx.input(4);
-  const Dims& sd = sc.dims();
-  bool ok = sc.dtype() == D::Float && sd.size() <= out_rank && (sc.element_count() == 1 || (!sd.empty() && sd.back() == N));
-  for (size_t i = 0; ok && i + 1 < sd.size(); ++i) ok = sd[i] == 1;
-  if (!ok) ctx.error(cat("scale ", shape_of(sd).to_string(), " must be one float or one per column of the ", N, "-column product"));
-  FloatEpilogue e{sc.data<float>(), sc.element_count() != 1, nullptr};
-  if (ctx.has_input(5)) {
-    const Tensor& b = ctx.input(5);
-    if (b.dtype() != D::Float || b.dims() != Dims{N}) ctx.error(cat("bias ", shape_of(b.dims()).to_string(), " must be float [", N, "]"));
-    e.bias = b.data<float>();
-  }
-  return e;
-}
+// ---- MatMulInteger scaled into float32 ----
 
-void run_matmul_integer_to_float(KernelContext& ctx) {
+void run_matmul_integer_to_float(KernelContext& ctx, ReadIntegerToFloat read) {
   const MatMulInputs in = integer_matmul_inputs(ctx);
   MatMulShape s = matmul_shape(in.a->dims(), in.b->dims());
-  const FloatEpilogue e = float_epilogue(ctx, s.N, s.out.size());
+  const IntegerToFloat e = read(ctx, s.N, s.out.size());
   std::vector<double> acc = matmul_acc(in, s);
   float* py = ctx.allocate_output(0, D::Float, s.out).mutable_data<float>();
   for (size_t i = 0; i < acc.size(); ++i) {
@@ -348,10 +326,12 @@ void run_matmul_integer_to_float(KernelContext& ctx) {
   }
 }
 
-// MatMulInteger (int32 out) and MatMulIntegerToFloat (float out, scaled and biased) on the packed kernel.
+namespace {
+
+// MatMulInteger on the packed kernel: int32 out, or with `to_float` float32 out, scaled and biased.
 class FastIntegerMatMul : public Kernel {
  public:
-  FastIntegerMatMul(const KernelInit& init, bool to_float) : weight_(init, 1, 3), to_float_(to_float) {}
+  FastIntegerMatMul(const KernelInit& init, ReadIntegerToFloat to_float) : weight_(init, 1, 3), to_float_(to_float) {}
   bool keeps_copy_of_input(size_t i) const override { return i == 1 && weight_.holds_constant(); }
 
   void run(KernelContext& ctx) override {
@@ -361,7 +341,7 @@ class FastIntegerMatMul : public Kernel {
     const Tensor* bzp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     Int8B converted;
     const Int8B* packed = fast_matmul_integer_applies(a, b, azp) ? weight_.get(b, bzp, converted) : nullptr;
-    if (!packed) return to_float_ ? run_matmul_integer_to_float(ctx) : run_matmul_integer(ctx);  // and their errors
+    if (!packed) return to_float_ ? run_matmul_integer_to_float(ctx, to_float_) : run_matmul_integer(ctx);  // and their errors
     const int64_t N = b.dims()[1];
     Dims out(a.dims().begin(), a.dims().end() - 1);
     const int64_t rows = product(out);
@@ -369,7 +349,7 @@ class FastIntegerMatMul : public Kernel {
     kernels::Int8Output o;
     o.ldc = N;
     if (to_float_) {
-      const FloatEpilogue e = float_epilogue(ctx, N, out.size());
+      const IntegerToFloat e = to_float_(ctx, N, out.size());
       ctx.set_output(0, allocate_for_overwrite(D::Float, out));
       o.y = ctx.outputs()[0].tensor.mutable_data<float>();
       o.scale = e.scale;
@@ -386,8 +366,16 @@ class FastIntegerMatMul : public Kernel {
 
  private:
   PackedWeight weight_;
-  bool to_float_;
+  ReadIntegerToFloat to_float_;  // null for int32 out
 };
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_fast_matmul_integer_to_float(const KernelInit& init, ReadIntegerToFloat read) {
+  return std::make_unique<FastIntegerMatMul>(init, read);
+}
+
+namespace {
 
 void requantize(const int32_t* acc, int64_t count, int64_t inner, int64_t channels, const std::vector<double>& mult,
                 const int32_t* bias, double y_zero, Tensor& y);
@@ -1045,17 +1033,7 @@ void register_qlinear(Registry& r) {
               },
               [](const KernelInit& init) -> std::unique_ptr<Kernel> {
                 if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul_integer(ctx); });
-                return std::make_unique<FastIntegerMatMul>(init, false);
-              }});
-  // ai.onyx MatMulIntegerToFloat-1: A, B, a_zero_point, b_zero_point, scale, bias?.
-  r.add(OpDef{kFusedDomain, "MatMulIntegerToFloat", 1, TC{{{0, 2}, k8}, {{1, 3}, k8}, {{4, 5}, {D::Float}}},
-              [](InferContext& ctx) {
-                Shape s = ctx.has_input(0) && ctx.has_input(1) ? infer_matmul(ctx.input_type(0).shape, ctx.input_type(1).shape, ctx) : Shape{};
-                ctx.set_output(0, Type::tensor(D::Float, s));
-              },
-              [](const KernelInit& init) -> std::unique_ptr<Kernel> {
-                if (init.reference_only) return make_kernel([](KernelContext& ctx) { run_matmul_integer_to_float(ctx); });
-                return std::make_unique<FastIntegerMatMul>(init, true);
+                return std::make_unique<FastIntegerMatMul>(init, nullptr);
               }});
   // QLinearMatMul: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
   for (int v : {10, 21}) {
@@ -1092,7 +1070,6 @@ void register_qlinear(Registry& r) {
                 return std::unique_ptr<Kernel>(std::make_unique<FastQLinearConv>(init, p));
               }});
   r.set_fast_kernels("", "MatMulInteger", {"onyx's AVX512-VNNI integer GEMM, constant B packed once (int32 loops elsewhere)"});
-  r.set_fast_kernels("ai.onyx", "MatMulIntegerToFloat", {"onyx's AVX512-VNNI integer GEMM with the scaling in its registers"});
   r.set_fast_kernels("", "QLinearMatMul", {"onyx's AVX512-VNNI integer GEMM, constant B packed once"});
   r.set_fast_kernels("", "ConvInteger", {"integer GEMM over blocked im2col"});
   r.set_fast_kernels("", "QLinearConv", {"oneDNN int8 convolution for constant int8 weights of zero point 0 and constant scales", "integer GEMM over blocked im2col with one requantizing pass otherwise"});
