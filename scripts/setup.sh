@@ -2,13 +2,13 @@
 # Installs the Debian packages onyx needs to build and test; installs only what is missing (safe to re-run).
 #   build:   g++, cmake, ninja, pkg-config, GoogleTest, oneDNN (convolutions and matrix products); image codecs
 #            (libjpeg, libtiff, libwebp, libopenjp2)
-#   fuzzing: clang and its runtime (libFuzzer, sanitizers)
+#   fuzzing and the sanitized tests: clang, its runtime (libFuzzer, sanitizers) and its OpenMP runtime
 #   tests:   python3-onnx + numpy (check the writer against onnx's own reader), libonnx-testdata (ONNX backend test models)
 #   python:  pybind11 and the Python headers (the onyx Python package), pytest (its tests)
 #   tools:   graphviz (`onyx graph` runs its dot program)
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config libgtest-dev libdnnl-dev libjpeg62-turbo-dev libtiff-dev libwebp-dev
-          libopenjp2-7-dev clang libclang-rt-14-dev python3-onnx python3-numpy libonnx-testdata
+          libopenjp2-7-dev clang libclang-rt-14-dev libomp-14-dev python3-onnx python3-numpy libonnx-testdata
           pybind11-dev python3-pybind11 python3-dev python3-pytest graphviz)
 missing=()
 for p in "${packages[@]}"; do

@@ -139,7 +139,8 @@ void pool_typed(KernelContext& ctx, PoolKind kind, const PoolAttrs& a) {
           } else if (kind == PoolKind::Average) {
             acc += v;
           } else {
-            acc += std::pow(std::abs(v), p);
+            if constexpr (std::is_unsigned_v<A>) acc += std::pow(v, p);
+            else acc += std::pow(std::abs(v), p);
           }
           ++count;
           size_t d = r;
