@@ -4,11 +4,11 @@
 // input-shape signature, recorded by whichever run comes first), packed weights, kernel caches, oneDNN's
 // primitives and scratchpads, and the intra-op thread pool.
 //
-// A program of its own (ctest entry threads_stress), not part of onyx_tests: it runs for about a minute. It runs a
+// A program of its own (ctest entry threads_stress), not part of onyx_tests: it runs for about half a minute. It runs a
 // convolutional network and a recurrent one (LSTM then GRU, sequence length and batch free; concurrency_models.hpp),
 // and the light models of the folder ONYX_LIGHT_MODELS names (ctest sets it to ../shared/onnx-tests/light when that
 // is there, and leaves ThreadsStress.LightModels out otherwise). Environment: ONYX_STRESS_THREADS (8),
-// ONYX_STRESS_RUNS (runs per thread for the small models, 500), ONYX_STRESS_SESSION_THREADS (each session's
+// ONYX_STRESS_RUNS (runs per thread for the small models, 200), ONYX_STRESS_SESSION_THREADS (each session's
 // intra-op threads; 0, all cores, by default; scripts/tsan_stress.sh sets 1).
 #include <gtest/gtest.h>
 
@@ -107,7 +107,7 @@ void stress(const Session& s, const std::vector<std::map<std::string, Datum>>& f
 }
 
 const int kThreads = env_int("ONYX_STRESS_THREADS", 8);
-const int kRuns = env_int("ONYX_STRESS_RUNS", 500);
+const int kRuns = env_int("ONYX_STRESS_RUNS", 200);
 const int kSessionThreads = env_int("ONYX_STRESS_SESSION_THREADS", 0);
 
 // One session per optimization level (1: the model's own ops; 3: fused and channels-last), stressed with the feeds.
@@ -134,7 +134,7 @@ TEST(ThreadsStress, ConvolutionalModelWithMixedBatches) {
 }
 
 // The light models (real CNN architectures), each with four inputs: the small ones (a run under ~5 ms) for the
-// full count of runs, the large ones for a count that keeps the whole test near a minute on two cores.
+// full count of runs, the large ones for a fiftieth of it (4 per thread by default).
 TEST(ThreadsStress, LightModels) {
   const char* env = std::getenv("ONYX_LIGHT_MODELS");
   ASSERT_TRUE(env && *env) << "set ONYX_LIGHT_MODELS to the folder of the light models";
