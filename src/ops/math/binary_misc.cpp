@@ -13,6 +13,7 @@
 // Bitwise* v18: all integer types, numpy broadcasting (BitwiseNot is unary).
 #include <cmath>
 
+#include "kernels/elementwise.hpp"
 #include "ops/math/legacy_broadcast.hpp"
 #include "ops/gradient_rule.hpp"
 
@@ -68,9 +69,7 @@ void run_pow(KernelContext& ctx, const Legacy& legacy, bool same_types, bool fas
   if (fast && a.dtype() == D::Float && b.element_count() == 1 && y.element_count() == a.element_count() &&
       read_doubles(b)[0] == 2.0) {
     const float* x = a.data<float>();
-    float* o = y.mutable_data<float>();
-    const uint64_t n = a.element_count();
-    for (uint64_t i = 0; i < n; ++i) o[i] = x[i] * x[i];
+    kernels::binary_same(kernels::BinaryOp::Mul, x, x, y.mutable_data<float>(), static_cast<int64_t>(a.element_count()));
     return;
   }
   // Only the type pairs some version of Pow allows are instantiated: every pair of numeric types made this the
