@@ -76,7 +76,8 @@ uint32_t RunMemory::next_nth(uint64_t bytes) {
   return 0;
 }
 
-namespace {
+// Recorded and Recording are not file-local: Recorder, MemoryPlanner's friend (so not file-local either), holds a
+// Recording.
 
 // One allocation seen while recording; its lifetime is [born, died) on a clock that ticks at every allocation and
 // free, so buffers of one step that do not overlap in time may share memory too.
@@ -98,6 +99,8 @@ struct Recording {
     if (!closed) allocs[i].died = clock++;
   }
 };
+
+namespace {
 
 // Greedy by size, largest first: each buffer goes in the smallest gap left by the already placed buffers whose
 // lifetimes overlap its own (or after the last of them).

@@ -75,7 +75,7 @@ size_t raw_element_count(const Tensor& t, size_t element_size) {
 }
 
 template <class T>
-T load_le(const char* p) {
+T load_little_endian(const char* p) {
   std::array<unsigned char, sizeof(T)> bytes;
   std::memcpy(bytes.data(), p, sizeof(T));
   if constexpr (std::endian::native == std::endian::big) std::reverse(bytes.begin(), bytes.end());
@@ -376,7 +376,7 @@ class Printer {
     out += " {";
     for (size_t i = 0; i < n; ++i) {
       if (i) out += ',';
-      const Elem e = load_le<Elem>(p + i * sizeof(Elem));
+      const Elem e = load_little_endian<Elem>(p + i * sizeof(Elem));
       if constexpr (std::is_floating_point_v<Elem>) {
         number(e);
       } else if constexpr (std::is_signed_v<Elem>) {

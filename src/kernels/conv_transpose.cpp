@@ -8,12 +8,12 @@ namespace onyx::kernels {
 
 using dnnl::memory;
 using tag = memory::format_tag;
-constexpr auto f32 = memory::data_type::f32;
+constexpr auto kF32 = memory::data_type::f32;
 
 namespace {
 
 // Plain (row-major) layout of a rank-`rank` activation tensor: ncw, nchw, ncdhw.
-tag plain_tag(size_t rank) { return rank == 3 ? tag::abc : rank == 4 ? tag::abcd : tag::abcde; }
+tag plain_deconv_tag(size_t rank) { return rank == 3 ? tag::abc : rank == 4 ? tag::abcd : tag::abcde; }
 
 // ONNX's W as oneDNN's deconvolution weights: logical (M, C, k...) stored C-major, or (group, M/g, C/g, k...)
 // stored group, C/g, M/g, k....
@@ -23,9 +23,9 @@ memory::desc weight_desc(const ConvTransposeShape& s, tag layout_any = tag::unde
   if (s.group > 1) d = {s.group, s.M / s.group, s.C / s.group};
   else d = {s.M, s.C};
   d.insert(d.end(), s.kernel.begin(), s.kernel.end());
-  if (layout_any == tag::any) return memory::desc(d, f32, tag::any);
+  if (layout_any == tag::any) return memory::desc(d, kF32, tag::any);
   static const tag plain[2][3] = {{tag::bac, tag::bacd, tag::bacde}, {tag::acbd, tag::acbde, tag::acbdef}};
-  return memory::desc(d, f32, plain[s.group > 1 ? 1 : 0][r - 1]);
+  return memory::desc(d, kF32, plain[s.group > 1 ? 1 : 0][r - 1]);
 }
 
 }  // namespace
@@ -59,10 +59,10 @@ const PackedConvTranspose::Plan* PackedConvTranspose::plan(const ConvTransposeSi
     }
     auto& eng = cpu_engine();
     Plan p;
-    p.src_plain = memory::desc(src_dims, f32, plain_tag(r + 2));
-    p.dst_plain = memory::desc(dst_dims, f32, plain_tag(r + 2));
-    const memory::desc src_any(src_dims, f32, tag::any), dst_any(dst_dims, f32, tag::any);
-    const memory::desc w_any = weight_desc(s, tag::any), b_md({s.M}, f32, tag::a);
+    p.src_plain = memory::desc(src_dims, kF32, plain_deconv_tag(r + 2));
+    p.dst_plain = memory::desc(dst_dims, kF32, plain_deconv_tag(r + 2));
+    const memory::desc src_any(src_dims, kF32, tag::any), dst_any(dst_dims, kF32, tag::any);
+    const memory::desc w_any = weight_desc(s, tag::any), b_md({s.M}, kF32, tag::a);
     dnnl::deconvolution_forward::primitive_desc pd;
     try {
       using fwd = dnnl::deconvolution_forward;
@@ -112,7 +112,7 @@ void PackedConvTranspose::run_nchw(const ConvTransposeSizes& sz, const float* x,
     }
   }
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-  if (sz.bias) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, f32, tag::a}, eng, const_cast<float*>(bias)));
+  if (sz.bias) args.emplace(DNNL_ARG_BIAS, memory({{shape_.M}, kF32, tag::a}, eng, const_cast<float*>(bias)));
   run_primitive(p->primitive, p->scratchpad, std::move(args));
   if (p->from_dst) p->from_dst(dst, yd);
   st.wait();

@@ -57,12 +57,12 @@ __attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* in, uin
 bool use_f16c() { return f16c_available() && !g_force_scalar.load(std::memory_order_relaxed); }
 
 // Below this many elements the calling thread does it alone (a conversion runs at memory speed).
-constexpr size_t kParallelThreshold = size_t{1} << 18;
+constexpr size_t kHalfParallelThreshold = size_t{1} << 18;
 constexpr size_t kBlock = size_t{1} << 14;
 
 template <class In, class Out, class F>
 void blocked(const In* in, Out* out, size_t n, F convert) {
-  if (n <= kParallelThreshold) {
+  if (n <= kHalfParallelThreshold) {
     convert(in, out, n);
     return;
   }

@@ -17,7 +17,7 @@ using ew::ReduceOp;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Work below this many input elements stays on the calling thread.
-constexpr int64_t kParallelThreshold = 1 << 16;
+constexpr int64_t kReduceParallelThreshold = 1 << 16;
 // Row pieces for the threads are multiples of this (itself a multiple of every build's row block, reduce_impl.hpp).
 constexpr int64_t kRowPiece = 8192;
 // Rows a column fold adds in float before the partial sums go into double (the bound in reduce.hpp).
@@ -99,7 +99,7 @@ void reduce_rows(const ew::Table& t, Reduction r, const float* x, const std::vec
   const int64_t work = outer * contrib * len;
   const int64_t threads = omp_get_max_threads();
   int64_t piece_len = len;
-  if (threads > 1 && outer < threads && work > kParallelThreshold && len >= 2 * kRowPiece) {
+  if (threads > 1 && outer < threads && work > kReduceParallelThreshold && len >= 2 * kRowPiece) {
     const int64_t pieces = std::min((threads + outer - 1) / outer, len / kRowPiece);
     piece_len = ((len + pieces - 1) / pieces + kRowPiece - 1) / kRowPiece * kRowPiece;
   }
@@ -111,7 +111,7 @@ void reduce_rows(const ew::Table& t, Reduction r, const float* x, const std::vec
   std::vector<double> part(static_cast<size_t>(outer * pieces));
   auto fold = [&](ReduceOp op, const std::vector<double>* shift) {
     const bool ext = op == ReduceOp::Max || op == ReduceOp::Min;
-#pragma omp parallel for schedule(static) if (outer * pieces > 1 && work > kParallelThreshold)
+#pragma omp parallel for schedule(static) if (outer * pieces > 1 && work > kReduceParallelThreshold)
     for (int64_t task = 0; task < outer * pieces; ++task) {
       const int64_t o = task / pieces, b = (task % pieces) * piece_len, n = std::min(piece_len, len - b);
       double a = op == ReduceOp::Min ? kInf : ext ? -kInf : 0.0;
@@ -176,7 +176,7 @@ void reduce_columns(const ew::Table& t, Reduction r, const float* x, const std::
   const int64_t outer = count_of(kept), contrib = count_of(red);
   const int64_t chunks = (inner + kColChunk - 1) / kColChunk;
   const ReduceOp op = fold_op(r);
-#pragma omp parallel for schedule(static) if (outer * chunks > 1 && outer * contrib * rows * inner > kParallelThreshold)
+#pragma omp parallel for schedule(static) if (outer * chunks > 1 && outer * contrib * rows * inner > kReduceParallelThreshold)
   for (int64_t task = 0; task < outer * chunks; ++task) {
     const int64_t o = task / chunks, j0 = (task % chunks) * kColChunk, n = std::min(kColChunk, inner - j0);
     const float* xo = x + offset_of(o, kept) + j0;
@@ -246,7 +246,7 @@ void group_norm(const float* x, const float* scale, const float* bias, bool per_
   const int64_t per = C / groups, gsize = per * inner;
   if (gsize == 0) return;
   const ew::Table& t = ew::active_table();
-#pragma omp parallel for schedule(static) if (N * groups > 1 && N * C * inner > kParallelThreshold)
+#pragma omp parallel for schedule(static) if (N * groups > 1 && N * C * inner > kReduceParallelThreshold)
   for (int64_t task = 0; task < N * groups; ++task) {
     const int64_t g = task % groups;
     const float* xg = x + task * gsize;

@@ -2,7 +2,7 @@
 // [batch, heads, seq, head_size] as exporters write it:
 //   scores = MatMul(Q, Transpose(K, perm = [0, 1, 3, 2]))   [Mul(scores, c) | Div(scores, c)]   [Add(., mask)]
 //   Y = MatMul(Softmax(., axis = -1), V)
-// The mask may also be a Where(constant bool mask, scores, fill <= -1e4) (see fuse_one).
+// The mask may also be a Where(constant bool mask, scores, fill <= -1e4) (see fuse_attention_at).
 // K's transpose may also come straight from the heads' split, Transpose(K', perm = [0, 2, 3, 1]) of K' [batch, seq,
 // heads, head_size] (BERT exports fold the two transposes into one); then K is a new Transpose(K', [0, 2, 1, 3]).
 // Matched only where it is unambiguous: Q, K and V of one float type with equal batch and head dims (no
@@ -58,7 +58,7 @@ bool match_scores(const Analysis& a, Value* cur, std::vector<Node*>& taken, doub
   return true;
 }
 
-bool fuse_one(PassContext& ctx, Node& sm) {
+bool fuse_attention_at(PassContext& ctx, Node& sm) {
   const Analysis& a = ctx.analysis();
   if (!a.def(&sm) || sm.inputs.size() != 1 || !sm.inputs[0] || sm.outputs.size() != 1 || !sm.outputs[0]) return false;
   if (a.rank(sm.inputs[0]) != 4) return false;
@@ -165,7 +165,7 @@ bool fuse_one(PassContext& ctx, Node& sm) {
 }  // namespace
 
 bool fuse_attention(PassContext& ctx) {
-  return for_each_op(ctx, "Softmax", [&](Node& n) { return fuse_one(ctx, n); });
+  return for_each_op(ctx, "Softmax", [&](Node& n) { return fuse_attention_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

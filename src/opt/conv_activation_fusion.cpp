@@ -53,7 +53,7 @@ std::optional<std::vector<Attribute>> fused_activation_attrs(const Analysis& a, 
 
 namespace {
 
-bool fuse_one(PassContext& ctx, Node& act) {
+bool fuse_conv_activation_at(PassContext& ctx, Node& act) {
   const Analysis& a = ctx.analysis();
   const ops::FusedActivation* f = ops::find_fused_activation(act.op_type);
   if (!f || !a.def(&act) || act.outputs.size() != 1 || !act.outputs[0] || act.inputs.empty() || !act.inputs[0])
@@ -91,7 +91,7 @@ bool fuse_conv_activation(PassContext& ctx) {
       [](const Node& n) {
         return (n.domain.empty() || n.domain == kOnyxDomain) && ops::find_fused_activation(n.op_type);
       },
-      [&](Node& n) { return fuse_one(ctx, n); });
+      [&](Node& n) { return fuse_conv_activation_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -114,7 +114,7 @@ Value* tanh_argument(const Analysis& a, const Node& tanh, std::vector<Node*>& ta
   return nullptr;
 }
 
-bool fuse_one(PassContext& ctx, Node& core) {
+bool fuse_gelu_at(PassContext& ctx, Node& core) {
   const Analysis& a = ctx.analysis();
   if (core.inputs.size() != 1 || !core.inputs[0] || core.outputs.size() != 1 || !core.outputs[0]) return false;
   const bool erf = core.op_type == "Erf";
@@ -145,7 +145,7 @@ bool fuse_one(PassContext& ctx, Node& core) {
 
 bool fuse_gelu(PassContext& ctx) {
   return for_each_op(
-      ctx, [](const Node& n) { return is_op(&n, "Erf") || is_op(&n, "Tanh"); }, [&](Node& n) { return fuse_one(ctx, n); });
+      ctx, [](const Node& n) { return is_op(&n, "Erf") || is_op(&n, "Tanh"); }, [&](Node& n) { return fuse_gelu_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

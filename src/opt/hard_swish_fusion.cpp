@@ -32,7 +32,7 @@ bool clips_to_zero_six(const Analysis& a, const Node& clip) {
   return lo && hi && *lo == 0.0 && *hi == 6.0;
 }
 
-bool fuse_one(PassContext& ctx, Node& clip) {
+bool fuse_hard_swish_at(PassContext& ctx, Node& clip) {
   const Analysis& a = ctx.analysis();
   if (!a.def(&clip) || !clips_to_zero_six(a, clip)) return false;
   Node* add = producer_of(clip, 0);
@@ -74,7 +74,7 @@ bool fuse_one(PassContext& ctx, Node& clip) {
 }  // namespace
 
 bool fuse_hard_swish(PassContext& ctx) {
-  return for_each_op(ctx, "Clip", [&](Node& n) { return fuse_one(ctx, n); });
+  return for_each_op(ctx, "Clip", [&](Node& n) { return fuse_hard_swish_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -34,7 +34,7 @@ std::optional<Tensor> feature_param(const Tensor* t, const std::vector<int64_t>&
   return t->reshaped(d);
 }
 
-bool fuse_one(PassContext& ctx, Node& mean_node) {
+bool fuse_layer_norm_at(PassContext& ctx, Node& mean_node) {
   const Analysis& a = ctx.analysis();
   if (mean_node.inputs.empty() || !mean_node.inputs[0] || !mean_node.outputs[0]) return false;
   Value* x = mean_node.inputs[0];
@@ -124,7 +124,7 @@ bool fuse_one(PassContext& ctx, Node& mean_node) {
 }  // namespace
 
 bool fuse_layer_norm(PassContext& ctx) {
-  return for_each_op(ctx, "ReduceMean", [&](Node& n) { return fuse_one(ctx, n); });
+  return for_each_op(ctx, "ReduceMean", [&](Node& n) { return fuse_layer_norm_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

@@ -15,7 +15,7 @@ bool broadcasts_to(const std::vector<int64_t>& c, const Dim& m, const Dim& n) {
   return true;
 }
 
-bool fuse_one(PassContext& ctx, Node& mm) {
+bool fuse_matmul_add_at(PassContext& ctx, Node& mm) {
   const Analysis& a = ctx.analysis();
   if (!a.def(&mm) || mm.inputs.size() != 2 || !mm.inputs[0] || !mm.inputs[1] || !mm.outputs[0]) return false;
   if (a.rank(mm.inputs[0]) != 2 || a.rank(mm.inputs[1]) != 2) return false;
@@ -42,7 +42,7 @@ bool fuse_one(PassContext& ctx, Node& mm) {
 }  // namespace
 
 bool fuse_matmul_add(PassContext& ctx) {
-  return for_each_op(ctx, "MatMul", [&](Node& n) { return fuse_one(ctx, n); });
+  return for_each_op(ctx, "MatMul", [&](Node& n) { return fuse_matmul_add_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

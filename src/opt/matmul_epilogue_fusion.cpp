@@ -16,7 +16,7 @@ bool is_sum_of_two(const Analysis& a, const Node* n) {
   return n->outputs.size() == 1 && n->outputs[0];
 }
 
-bool fuse_at(PassContext& ctx, Node& mm) {
+bool fuse_epilogue_at(PassContext& ctx, Node& mm) {
   const Analysis& a = ctx.analysis();
   if (!is_op(&mm, "MatMul") || !a.def(&mm) || mm.inputs.size() != 2 || !mm.inputs[0] || !mm.inputs[1] ||
       mm.outputs.size() != 1 || !mm.outputs[0])
@@ -74,7 +74,7 @@ bool fuse_at(PassContext& ctx, Node& mm) {
 }  // namespace
 
 bool fuse_matmul_epilogue(PassContext& ctx) {
-  return for_each_op(ctx, "MatMul", [&](Node& n) { return fuse_at(ctx, n); });
+  return for_each_op(ctx, "MatMul", [&](Node& n) { return fuse_epilogue_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

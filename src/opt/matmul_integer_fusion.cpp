@@ -17,7 +17,7 @@ bool is_column_scale(const std::vector<int64_t>& s, int64_t rank, int64_t N) {
   return s.empty() || s.back() == 1 || s.back() == N;
 }
 
-bool fuse_at(PassContext& ctx, Node& mm) {
+bool fuse_integer_matmul_at(PassContext& ctx, Node& mm) {
   const Analysis& a = ctx.analysis();
   if (!a.def(&mm) || mm.inputs.size() < 2 || !mm.inputs[0] || !mm.inputs[1] || mm.outputs.size() != 1 || !mm.outputs[0])
     return false;
@@ -62,7 +62,7 @@ bool fuse_at(PassContext& ctx, Node& mm) {
 }  // namespace
 
 bool fuse_matmul_integer(PassContext& ctx) {
-  return for_each_op(ctx, "MatMulInteger", [&](Node& n) { return fuse_at(ctx, n); });
+  return for_each_op(ctx, "MatMulInteger", [&](Node& n) { return fuse_integer_matmul_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

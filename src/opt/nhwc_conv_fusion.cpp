@@ -14,7 +14,7 @@ bool plain_conv(const Node* n) {
   return true;
 }
 
-bool fuse_at(PassContext& ctx, Node& conv) {
+bool fuse_nhwc_at(PassContext& ctx, Node& conv) {
   const Analysis& a = ctx.analysis();
   if (!plain_conv(&conv) || !a.def(&conv)) return false;
   Value* y = conv.outputs[0];
@@ -59,7 +59,7 @@ bool fuse_at(PassContext& ctx, Node& conv) {
 }  // namespace
 
 bool fuse_nhwc_conv_epilogue(PassContext& ctx) {
-  return for_each_op(ctx, [](const Node&) { return true; }, [&](Node& n) { return fuse_at(ctx, n); });
+  return for_each_op(ctx, [](const Node&) { return true; }, [&](Node& n) { return fuse_nhwc_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

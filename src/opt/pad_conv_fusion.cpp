@@ -65,7 +65,7 @@ bool is_conv(const Node* n) {
          ((n->domain.empty() && n->op_type == "Conv") || (n->domain == kOnyxDomain && n->op_type == "FusedConv"));
 }
 
-bool fuse_one(PassContext& ctx, Node& pad) {
+bool fuse_pad_conv_at(PassContext& ctx, Node& pad) {
   const Analysis& a = ctx.analysis();
   if (pad.inputs.empty() || !pad.inputs[0] || pad.outputs.size() != 1 || !pad.outputs[0]) return false;
   Value* x = pad.inputs[0];
@@ -111,7 +111,7 @@ bool fuse_one(PassContext& ctx, Node& pad) {
 }  // namespace
 
 bool fuse_pad_into_conv(PassContext& ctx) {
-  return for_each_op(ctx, "Pad", [&](Node& n) { return fuse_one(ctx, n); });
+  return for_each_op(ctx, "Pad", [&](Node& n) { return fuse_pad_conv_at(ctx, n); });
 }
 
 }  // namespace onyx::opt

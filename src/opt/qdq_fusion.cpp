@@ -49,7 +49,7 @@ const Tensor* zero_point(const Analysis& a, const Node& n) {
 bool scalar(const Tensor* t) { return t && t->element_count() == 1; }
 
 // The Conv form.
-bool fuse_at(PassContext& ctx, Node& conv) {
+bool fuse_qdq_at(PassContext& ctx, Node& conv) {
   const Analysis& a = ctx.analysis();
   if (!a.def(&conv) || conv.inputs.size() < 2 || conv.outputs.size() != 1 || !conv.outputs[0] || ctx.opset("") < 10)
     return false;
@@ -256,7 +256,7 @@ bool fuse_qdq(PassContext& ctx) {
   const std::vector<Node*> order = ctx.node_order();
   for (Node* n : order) {
     if (!ctx.alive(n)) continue;
-    if (is_op(n, "Conv")) changed |= fuse_at(ctx, *n);
+    if (is_op(n, "Conv")) changed |= fuse_qdq_at(ctx, *n);
     else if (is_op(n, "MatMul")) changed |= fuse_matmul_at(ctx, *n);
     else if (is_op(n, "Add")) changed |= fuse_add_at(ctx, *n);
   }

@@ -53,7 +53,7 @@ namespace {
 
 using D = DataType;
 using E = ExpandContext;
-constexpr const char* kDomain = "com.microsoft";
+constexpr const char* kMsAttentionDomain = "com.microsoft";
 const std::vector<D> kAttentionFloats = {D::Float, D::Float16, D::BFloat16};
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
@@ -319,7 +319,7 @@ void expand_attention_with(E& ctx, const AttentionInputs& in) {
 void expand_attention(E& ctx) { expand_attention_with(ctx, {false, 3, 4, 5}); }
 void expand_qattention(E& ctx) { expand_attention_with(ctx, {true, 5, 8, kNone}); }
 
-void infer_attention(InferContext& ctx) {
+void infer_contrib_attention(InferContext& ctx) {
   const D dt = ctx.input_dtype(0);
   const int64_t heads = ctx.attrs.get_int("num_heads");
   if (heads <= 0) ctx.error(cat("num_heads must be positive, got ", heads));
@@ -626,21 +626,21 @@ void infer_gqa(InferContext& ctx) {
 
 void register_contrib_attention(Registry& r) {
   // Attention: T for input, weights, bias, past, attention_bias; M (int32) for mask_index, past_sequence_length.
-  r.add(OpDef{kDomain, "Attention", 1, {{{0, 1, 2, 4, 5}, kAttentionFloats}, {{3, 6}, {D::Int32}}}, infer_attention,
+  r.add(OpDef{kMsAttentionDomain, "Attention", 1, {{{0, 1, 2, 4, 5}, kAttentionFloats}, {{3, 6}, {D::Int32}}}, infer_contrib_attention,
               nullptr, expand_attention});
   // QAttention: T1 (8-bit) for input and its zero point, T2 (8-bit) for weight and its zero point, T3 for bias,
   // scales and past, T4 (int32) for mask_index.
-  r.add(OpDef{kDomain, "QAttention", 1,
+  r.add(OpDef{kMsAttentionDomain, "QAttention", 1,
               {{{0, 6}, {D::UInt8, D::Int8}}, {{1, 7}, {D::UInt8, D::Int8}}, {{2, 3, 4, 8}, {D::Float, D::Float16}},
                {{5}, {D::Int32}}},
               infer_qattention, nullptr, expand_qattention});
-  r.add(OpDef{kDomain, "MultiHeadAttention", 1, {{{0, 1, 2, 3, 5, 6, 7}, kAttentionFloats}, {{4, 8, 9}, {D::Int32}}},
+  r.add(OpDef{kMsAttentionDomain, "MultiHeadAttention", 1, {{{0, 1, 2, 3, 5, 6, 7}, kAttentionFloats}, {{4, 8, 9}, {D::Int32}}},
               infer_mha, nullptr, expand_mha});
-  r.add(OpDef{kDomain, "RotaryEmbedding", 1, {{{0, 2, 3}, kAttentionFloats}, {{1}, {D::Int64}}},
+  r.add(OpDef{kMsAttentionDomain, "RotaryEmbedding", 1, {{{0, 2, 3}, kAttentionFloats}, {{1}, {D::Int64}}},
               [](InferContext& ctx) { infer_same_as_input(ctx); }, nullptr, expand_rotary});
   // GroupQueryAttention: T for query, key, value, past, caches, attention_bias; M (int32) for seqlens_k and
   // total_sequence_length; position_ids int64.
-  r.add(OpDef{kDomain, "GroupQueryAttention", 1,
+  r.add(OpDef{kMsAttentionDomain, "GroupQueryAttention", 1,
               {{{0, 1, 2, 3, 4, 7, 8, 10}, kAttentionFloats}, {{5, 6}, {D::Int32}}, {{9}, {D::Int64}}}, infer_gqa,
               nullptr, expand_gqa});
 }

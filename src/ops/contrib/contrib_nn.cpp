@@ -37,7 +37,7 @@ namespace onyx::ops {
 namespace {
 
 using D = DataType;
-constexpr const char* kDomain = "com.microsoft";
+constexpr const char* kMsNnDomain = "com.microsoft";
 const std::vector<D> kHalfAndFloat = {D::Float, D::Float16, D::BFloat16, D::Double};
 
 // Output 0: input 0's type and shape.
@@ -210,20 +210,20 @@ void infer_embed_layer_norm(InferContext& ctx) {
 void register_contrib_nn(Registry& r) {
   const TypeConstraint all_float{{-1}, kHalfAndFloat};
 
-  r.add(OpDef{kDomain, "Gelu", 1, {all_float}, infer_like_input0, nullptr,
+  r.add(OpDef{kMsNnDomain, "Gelu", 1, {all_float}, infer_like_input0, nullptr,
               [](ExpandContext& ctx) { gelu(ctx, ctx.input(0), "none", ctx.output(0)); }});
 
-  r.add(OpDef{kDomain, "FastGelu", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kMsNnDomain, "FastGelu", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
                 Value* x = ctx.input(0);
                 if (ctx.has_input(1)) x = ctx.emit1("Add", {x, ctx.input(1)});
                 gelu(ctx, x, "tanh", ctx.output(0));
               }});
 
-  r.add(OpDef{kDomain, "BiasGelu", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kMsNnDomain, "BiasGelu", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
                 gelu(ctx, ctx.emit1("Add", {ctx.input(0), ctx.input(1)}), "none", ctx.output(0));
               }});
 
-  r.add(OpDef{kDomain, "QuickGelu", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kMsNnDomain, "QuickGelu", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
                 const float alpha = ctx.attrs.get_float("alpha", 1.702f);
                 const D dt = ctx.input_dtype(0);
                 if (dt == D::Undefined) ctx.error("the element type of input 0 is not known");
@@ -232,12 +232,12 @@ void register_contrib_nn(Registry& r) {
                 ctx.emit1("Mul", {ctx.input(0), gate}, {}, ctx.output(0));
               }});
 
-  r.add(OpDef{kDomain, "BiasAdd", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kMsNnDomain, "BiasAdd", 1, {all_float}, infer_like_input0, nullptr, [](ExpandContext& ctx) {
                 Value* s = ctx.emit1("Add", {ctx.input(0), ctx.input(1)});
                 ctx.emit1("Add", {s, ctx.input(2)}, {}, ctx.output(0));
               }});
 
-  r.add(OpDef{kDomain, "SkipLayerNormalization", 1, {all_float}, infer_skip_norm, nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kMsNnDomain, "SkipLayerNormalization", 1, {all_float}, infer_skip_norm, nullptr, [](ExpandContext& ctx) {
                 const float epsilon = ctx.attrs.get_float("epsilon", 1e-12f);
                 Value* sum = skip_sum(ctx, 4, 3);
                 layer_norm(ctx, sum, ctx.input(2), ctx.input(3), epsilon,
@@ -245,7 +245,7 @@ void register_contrib_nn(Registry& r) {
                             ctx.output_wanted(2) ? ctx.output(2) : nullptr});
               }});
 
-  r.add(OpDef{kDomain, "SkipSimplifiedLayerNormalization", 1, {all_float}, infer_skip_norm, nullptr,
+  r.add(OpDef{kMsNnDomain, "SkipSimplifiedLayerNormalization", 1, {all_float}, infer_skip_norm, nullptr,
               [](ExpandContext& ctx) {
                 const float epsilon = ctx.attrs.get_float("epsilon", 1e-12f);
                 if (ctx.output_wanted(1) || ctx.output_wanted(2))
@@ -258,16 +258,16 @@ void register_contrib_nn(Registry& r) {
                          std::move(attrs));
               }});
 
-  r.add(OpDef{kDomain, "EmbedLayerNormalization", 1,
+  r.add(OpDef{kMsNnDomain, "EmbedLayerNormalization", 1,
               {{{0, 1, 7, 8}, {D::Int32}}, {{2, 3, 4, 5, 6}, kHalfAndFloat}}, infer_embed_layer_norm, nullptr,
               expand_embed_layer_norm});
 
-  r.add(OpDef{kDomain, "FusedMatMul", 1, {all_float}, infer_matmul_like, nullptr,
+  r.add(OpDef{kMsNnDomain, "FusedMatMul", 1, {all_float}, infer_matmul_like, nullptr,
               [](ExpandContext& ctx) { expand_fused_matmul(ctx, true); }});
-  r.add(OpDef{kDomain, "TransposeMatMul", 1, {all_float}, infer_matmul_like, nullptr,
+  r.add(OpDef{kMsNnDomain, "TransposeMatMul", 1, {all_float}, infer_matmul_like, nullptr,
               [](ExpandContext& ctx) { expand_fused_matmul(ctx, false); }});
 
-  r.add(OpDef{kDomain, "FusedConv", 1, {all_float}, infer_matmul_like, nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kMsNnDomain, "FusedConv", 1, {all_float}, infer_matmul_like, nullptr, [](ExpandContext& ctx) {
                 std::vector<Value*> in = {ctx.input(0), ctx.input(1)};
                 if (ctx.has_input(2)) in.push_back(ctx.input(2));
                 Value* y = ctx.emit1("Conv", std::move(in), conv_attributes(ctx.node));
@@ -276,7 +276,7 @@ void register_contrib_nn(Registry& r) {
                            y, ctx.output(0));
               }});
 
-  r.add(OpDef{kDomain, "FusedGemm", 1, {all_float}, infer_matmul_like, nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kMsNnDomain, "FusedGemm", 1, {all_float}, infer_matmul_like, nullptr, [](ExpandContext& ctx) {
                 std::vector<Attribute> gemm;
                 for (const char* name : {"alpha", "beta"})
                   if (ctx.attrs.has(name)) gemm.push_back(make_attr_float(name, ctx.attrs.get_float(name)));
@@ -293,7 +293,7 @@ void register_contrib_nn(Registry& r) {
                 activation(ctx, act, params, y, ctx.output(0));
               }});
 
-  r.add(OpDef{kDomain, "GridSample", 1, {all_float}, infer_matmul_like, nullptr, [](ExpandContext& ctx) {
+  r.add(OpDef{kMsNnDomain, "GridSample", 1, {all_float}, infer_matmul_like, nullptr, [](ExpandContext& ctx) {
                 std::vector<Attribute> attrs = conv_attributes(ctx.node);
                 ctx.emit("GridSample", ctx.onnx_opset() >= 16 ? "" : kFusedDomain, {ctx.input(0), ctx.input(1)},
                          {ctx.output(0)}, std::move(attrs));

@@ -50,8 +50,8 @@ namespace {
 
 using D = DataType;
 using E = ExpandContext;
-constexpr const char* kDomain = "com.microsoft";
-const std::vector<D> k8 = {D::UInt8, D::Int8};
+constexpr const char* kMsQuantDomain = "com.microsoft";
+const std::vector<D> kEightBitTypes = {D::UInt8, D::Int8};
 const std::vector<D> kF = {D::Float};
 
 bool is_8bit(D t) { return t == D::UInt8 || t == D::Int8; }
@@ -126,7 +126,7 @@ Value* quantize(ExpandContext& ctx, Value* y, Value* scale, Value* zero, D t, Va
 }
 
 // A float constant of `dims` holding `v`.
-Value* floats(ExpandContext& ctx, const std::vector<float>& v, Dims dims) {
+Value* read_floats_attr(ExpandContext& ctx, const std::vector<float>& v, Dims dims) {
   Tensor t = Tensor::allocate(D::Float, std::move(dims));
   std::copy(v.begin(), v.end(), t.mutable_data<float>());
   return ctx.constant(std::move(t));
@@ -199,7 +199,7 @@ void infer_binary(InferContext& ctx) {
   set_tensor(ctx, dtype_in(ctx, 0), broadcast_shape(shape_in(ctx, 0), shape_in(ctx, 3)));
 }
 
-void infer_global_pool(InferContext& ctx) {
+void infer_qglobal_pool(InferContext& ctx) {
   Shape s = shape_in(ctx, 0);
   const bool last = ctx.attrs.get_int("channels_last", 0) != 0;
   if (s.rank_known && s.dims.size() >= 3)
@@ -207,7 +207,7 @@ void infer_global_pool(InferContext& ctx) {
   set_tensor(ctx, dtype_in(ctx, 0), s);
 }
 
-void infer_concat(InferContext& ctx) {
+void infer_qconcat(InferContext& ctx) {
   Shape out;
   if (ctx.num_inputs() >= 5 && (ctx.num_inputs() - 2) % 3 == 0) {
     out = shape_in(ctx, 2);
@@ -229,7 +229,7 @@ void infer_concat(InferContext& ctx) {
 }
 
 // [..., M, K] x [K, N] -> [..., M, N] when both ranks are known and B is 2-D; else the rank is not given.
-Shape matmul_shape(const Shape& a, const Shape& b) {
+Shape contrib_matmul_shape(const Shape& a, const Shape& b) {
   if (!a.rank_known || !b.rank_known || a.dims.size() < 2 || b.dims.size() != 2) return {};
   Shape s = a;
   s.dims.back() = b.dims[1];
@@ -380,7 +380,7 @@ void expand_softmax(ExpandContext& ctx) {
   if (const Tensor* s = value_of(ctx, 3); s && s->dtype() == D::Float) {
     const float inv = std::floor(1.0f / s->data<float>()[0]);
     if (!(inv >= 1)) ctx.error(cat("y_scale ", s->data<float>()[0], " is not a probability step (1 / y_scale < 1)"));
-    scale = floats(ctx, {1.0f / inv}, {});
+    scale = read_floats_attr(ctx, {1.0f / inv}, {});
   } else {
     Value* one = ctx.scalar(D::Float, 1);
     scale = op(ctx, "Div", {one, op(ctx, "Floor", {op(ctx, "Div", {one, ctx.input(3)})})});
@@ -433,7 +433,7 @@ Value* scale_product(ExpandContext& ctx, size_t a, size_t b, float alpha, std::v
     for (size_t i = 0; i < v.size(); ++i) v[i] = alpha * as->data<float>()[0] * bs->data<float>()[i];
     if (values) *values = v;
     Dims dims = bs->element_count() == 1 && as->dims().size() > bs->dims().size() ? as->dims() : bs->dims();
-    return floats(ctx, v, dims);
+    return read_floats_attr(ctx, v, dims);
   }
   Value* s = op(ctx, "Mul", {ctx.input(a), ctx.input(b)});
   const D t = ctx.input_dtype(a) == D::Undefined ? D::Float : ctx.input_dtype(a);
@@ -473,7 +473,7 @@ void expand_qgemm(ExpandContext& ctx) {
       std::vector<float> v(static_cast<size_t>(n));
       for (size_t j = 0; j < v.size(); ++j)
         v[j] = static_cast<float>(c->data<int32_t>()[c->element_count() == 1 ? 0 : j]) * scales[scales.size() == 1 ? 0 : j];
-      bias = floats(ctx, v, {n});
+      bias = read_floats_attr(ctx, v, {n});
     } else {
       acc = op(ctx, "Add", {acc, ctx.input(6)});
     }
@@ -671,31 +671,31 @@ void expand_matmul_nbits(ExpandContext& ctx) {
 
 void register_contrib_quant(Registry& r) {
   auto add = [&](const char* name, std::vector<TypeConstraint> types, InferFn infer, ExpandFn expand) {
-    r.add(OpDef{kDomain, name, 1, std::move(types), std::move(infer), nullptr, std::move(expand)});
+    r.add(OpDef{kMsQuantDomain, name, 1, std::move(types), std::move(infer), nullptr, std::move(expand)});
   };
   // Inputs in the usual (X, x_scale, x_zero_point, y_scale, y_zero_point) order.
-  const std::vector<TypeConstraint> unary = {{{0, 2, 4}, k8}, {{1, 3}, kF}};
+  const std::vector<TypeConstraint> unary = {{{0, 2, 4}, kEightBitTypes}, {{1, 3}, kF}};
 
-  const std::vector<TypeConstraint> binary = {{{0, 2, 3, 5, 7}, k8}, {{1, 4, 6}, kF}};
+  const std::vector<TypeConstraint> binary = {{{0, 2, 3, 5, 7}, kEightBitTypes}, {{1, 4, 6}, kF}};
   add("QLinearAdd", binary, infer_binary, expand_binary("Add"));
   add("QLinearMul", binary, infer_binary, expand_binary("Mul"));
-  add("QLinearGlobalAveragePool", unary, infer_global_pool, expand_global_average_pool);
+  add("QLinearGlobalAveragePool", unary, infer_qglobal_pool, expand_global_average_pool);
   add("QLinearAveragePool", unary, [](InferContext& ctx) { set_tensor(ctx, dtype_in(ctx, 0), same_rank(ctx, 0)); },
       expand_average_pool);
-  add("QLinearConcat", {{{0}, kF}, {{1}, k8}, {{-1}, {D::UInt8, D::Int8, D::Float}}}, infer_concat, expand_concat);
+  add("QLinearConcat", {{{0}, kF}, {{1}, kEightBitTypes}, {{-1}, {D::UInt8, D::Int8, D::Float}}}, infer_qconcat, expand_concat);
   add("QLinearSigmoid", unary, infer_like(0, 0), expand_unary("Sigmoid", false));
   add("QLinearLeakyRelu", unary, infer_like(0, 0), expand_unary("LeakyRelu", true));
   add("QLinearSoftmax", unary, infer_like(0, 0), expand_softmax);
   add("QLinearReduceMean", unary, [](InferContext& ctx) { set_tensor(ctx, dtype_in(ctx, 0), Shape{}); }, expand_reduce_mean);
-  add("QLinearWhere", {{{0}, {D::Bool}}, {{1, 3, 4, 6, 8}, k8}, {{2, 5, 7}, kF}},
+  add("QLinearWhere", {{{0}, {D::Bool}}, {{1, 3, 4, 6, 8}, kEightBitTypes}, {{2, 5, 7}, kF}},
       [](InferContext& ctx) {
         const Shape xy = broadcast_shape(shape_in(ctx, 1), shape_in(ctx, 4));
         set_tensor(ctx, dtype_in(ctx, 1), broadcast_shape(shape_in(ctx, 0), xy));
       },
       expand_where);
-  add("QLinearConv", {{{0, 2, 3, 5, 7}, k8}, {{1, 4, 6}, kF}, {{8}, {D::Int32}}},
+  add("QLinearConv", {{{0, 2, 3, 5, 7}, kEightBitTypes}, {{1, 4, 6}, kF}, {{8}, {D::Int32}}},
       [](InferContext& ctx) { set_tensor(ctx, dtype_in(ctx, 7), same_rank(ctx, 0)); }, expand_qlinear_conv);
-  add("QGemm", {{{0, 2, 3, 5, 8}, k8}, {{1, 4, 7}, kF}, {{6}, {D::Int32}}},
+  add("QGemm", {{{0, 2, 3, 5, 8}, kEightBitTypes}, {{1, 4, 7}, kF}, {{6}, {D::Int32}}},
       [](InferContext& ctx) {
         Shape s;
         const Shape a = shape_in(ctx, 0), b = shape_in(ctx, 3);
@@ -706,11 +706,11 @@ void register_contrib_quant(Registry& r) {
         set_tensor(ctx, ctx.has_input(8) ? dtype_in(ctx, 8) : D::Float, s);
       },
       expand_qgemm);
-  add("MatMulIntegerToFloat", {{{0, 1, 4, 5}, k8}, {{2, 3, 6}, {D::Float, D::Float16}}},
-      [](InferContext& ctx) { set_tensor(ctx, dtype_in(ctx, 2), matmul_shape(shape_in(ctx, 0), shape_in(ctx, 1))); },
+  add("MatMulIntegerToFloat", {{{0, 1, 4, 5}, kEightBitTypes}, {{2, 3, 6}, {D::Float, D::Float16}}},
+      [](InferContext& ctx) { set_tensor(ctx, dtype_in(ctx, 2), contrib_matmul_shape(shape_in(ctx, 0), shape_in(ctx, 1))); },
       expand_matmul_integer_to_float);
-  add("DynamicQuantizeMatMul", {{{0, 2, 4}, kF}, {{1, 3}, k8}},
-      [](InferContext& ctx) { set_tensor(ctx, D::Float, matmul_shape(shape_in(ctx, 0), shape_in(ctx, 1))); },
+  add("DynamicQuantizeMatMul", {{{0, 2, 4}, kF}, {{1, 3}, kEightBitTypes}},
+      [](InferContext& ctx) { set_tensor(ctx, D::Float, contrib_matmul_shape(shape_in(ctx, 0), shape_in(ctx, 1))); },
       expand_dynamic_quantize_matmul);
   add("QuantizeLinear",
       {{{0, 1}, {D::Float, D::Float16}}, {{2}, {D::Int8, D::UInt8, D::Int16, D::UInt16, D::Int4, D::UInt4}}},

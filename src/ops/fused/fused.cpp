@@ -112,7 +112,7 @@ void add_alias(Registry& r, const char* op_type, const char* standard_op, int ve
               }});
 }
 
-constexpr int kConvVersion = 22;
+constexpr int kFusedConvVersion = 22;
 
 // FusedConv's kernel: the Conv kernel, then the activation's kernel on its result.
 // The activation inside oneDNN's convolution where it has it (its post-ops); otherwise Conv's kernel, then the
@@ -124,11 +124,11 @@ class FusedConvKernel : public Kernel {
       kernels::Epilogue epilogue;
       epilogue.eltwise = std::move(*e);
       KernelInit inner = init;
-      inner.opset = kConvVersion;
+      inner.opset = kFusedConvVersion;
       fused_ = make_conv_with_epilogue(inner, std::move(epilogue));
     }
     // With the fused kernel, Conv's own is only the fallback: one that packs no second copy of W.
-    conv_ = fused_ ? make_unpacked_conv(init) : kernel_as(init, standard("Conv", kConvVersion));
+    conv_ = fused_ ? make_unpacked_conv(init) : kernel_as(init, standard("Conv", kFusedConvVersion));
   }
 
   bool keeps_copy_of_input(size_t i) const override {
@@ -137,7 +137,7 @@ class FusedConvKernel : public Kernel {
 
   void run(KernelContext& ctx) override {
     if (fused_ && fused_->run(ctx)) return;
-    std::vector<Datum> conv_out = run_as(*conv_, ctx, kConvVersion, 1);
+    std::vector<Datum> conv_out = run_as(*conv_, ctx, kFusedConvVersion, 1);
     if (conv_out.empty() || !conv_out[0].is_tensor()) ctx.error("the convolution gave no tensor");
     ctx.set_output(0, act_.run(conv_out[0]));
   }
@@ -151,10 +151,10 @@ class FusedConvKernel : public Kernel {
 }  // namespace
 
 void register_fused(Registry& r) {
-  const OpDef* conv = r.find("", "Conv", kConvVersion);
-  if (!conv) fail("Conv(", kConvVersion, ") must be registered before the fused ops");
+  const OpDef* conv = r.find("", "Conv", kFusedConvVersion);
+  if (!conv) fail("Conv(", kFusedConvVersion, ") must be registered before the fused ops");
   r.add(OpDef{kFusedDomain, "FusedConv", 1, conv->types,
-              [](InferContext& ctx) { infer_as(ctx, standard("Conv", kConvVersion)); },
+              [](InferContext& ctx) { infer_as(ctx, standard("Conv", kFusedConvVersion)); },
               [](const KernelInit& init) -> std::unique_ptr<Kernel> { return std::make_unique<FusedConvKernel>(init); }});
   add_alias(r, "Gelu", "Gelu", 20);
   add_alias(r, "HardSwish", "HardSwish", 22);

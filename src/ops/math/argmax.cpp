@@ -32,7 +32,7 @@ ArgConfig read_arg_config(bool is_max, int version, const AttributeView& attrs) 
 
 // Compares in the element's own type for integers (exact for 64-bit), in double for float types.
 template <class T>
-auto key_of(T v) {
+auto arg_key_of(T v) {
   if constexpr (is_float_like_v<T>) return to_double(v);
   else return v;
 }
@@ -51,10 +51,10 @@ void arg_reduce(const ArgConfig& c, const T* x, const Dims& dims, int64_t axis, 
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t in = 0; in < inner; ++in) {
       const T* base = x + o * n * inner + in;
-      auto best = key_of(base[0]);
+      auto best = arg_key_of(base[0]);
       int64_t best_i = 0;
       for (int64_t j = 1; j < n; ++j) {
-        auto v = key_of(base[j * inner]);
+        auto v = arg_key_of(base[j * inner]);
         bool better, equal;
         if (is_nan_key(best)) {
           better = false;

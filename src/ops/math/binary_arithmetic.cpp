@@ -102,7 +102,7 @@ void arith_dim_values(InferContext& ctx, Arith op) {
   ctx.set_output_dim_values(0, std::move(out));
 }
 
-void run(Arith op, KernelContext& ctx, bool legacy, std::optional<int64_t> axis) {
+void run_arith(Arith op, KernelContext& ctx, bool legacy, std::optional<int64_t> axis) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   require_same_dtype(ctx, a, b);
@@ -134,7 +134,7 @@ void run(Arith op, KernelContext& ctx, bool legacy, std::optional<int64_t> axis)
 }
 
 // float32 A and B through the vectorized kernel; false (nothing done) for other element types.
-bool run_fast(Arith op, KernelContext& ctx, bool legacy, std::optional<int64_t> axis) {
+bool run_fast_arith(Arith op, KernelContext& ctx, bool legacy, std::optional<int64_t> axis) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   if (a.dtype() != DataType::Float || b.dtype() != DataType::Float) return false;
@@ -172,7 +172,7 @@ void add_op(Registry& r, const char* name, Arith op) {
   auto kernel = [op](const KernelInit& init) {
     const bool fast = !init.reference_only;
     return make_kernel([op, fast](KernelContext& ctx) {
-      if (!fast || !run_fast(op, ctx, false, std::nullopt)) run(op, ctx, false, std::nullopt);
+      if (!fast || !run_fast_arith(op, ctx, false, std::nullopt)) run_arith(op, ctx, false, std::nullopt);
     });
   };
   auto legacy_kernel = [op](const KernelInit& init) {
@@ -183,7 +183,7 @@ void add_op(Registry& r, const char* name, Arith op) {
     return make_kernel([op, legacy, axis, fast](KernelContext& ctx) {
       // Without broadcast=1 the shapes must match exactly.
       if (!legacy && ctx.input(0).dims() != ctx.input(1).dims()) ctx.error("shapes differ and broadcast is not set");
-      if (!fast || !run_fast(op, ctx, legacy, axis)) run(op, ctx, legacy, axis);
+      if (!fast || !run_fast_arith(op, ctx, legacy, axis)) run_arith(op, ctx, legacy, axis);
     });
   };
   add_versions(r, "", name, {1}, {{{0, 1}, v1}}, infer, legacy_kernel);

@@ -100,13 +100,13 @@ Equation parse_equation(const std::string& raw, size_t num_inputs) {
 
 // Sizes resolved against input ranks/dims. A dim here is an int64 (static case) handled by the kernel; inference
 // uses the same structure through Dim.
-struct Layout {
+struct EinsumLayout {
   size_t ell_rank = 0;                // broadcast rank of "..."
   std::vector<size_t> term_ell_rank;  // per input
 };
 
-Layout layout_for(const Equation& e, const std::vector<size_t>& ranks) {
-  Layout l;
+EinsumLayout layout_for(const Equation& e, const std::vector<size_t>& ranks) {
+  EinsumLayout l;
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     const Term& t = e.inputs[i];
     size_t labels = static_cast<size_t>(std::count_if(t.begin(), t.end(), [](int s) { return s != kEllipsis; }));
@@ -121,18 +121,18 @@ Layout layout_for(const Equation& e, const std::vector<size_t>& ranks) {
 }
 
 // Axis numbering for the computation: [0, ell_rank) are ellipsis dims, ell_rank + label id are labels.
-struct Plan {
+struct EinsumPlan {
   size_t ell_rank = 0;
   std::vector<int64_t> size;                 // per axis (-1: unused label)
   std::vector<size_t> out_axes, red_axes;    // axes of the output (in order) and summed axes
   std::vector<std::vector<int64_t>> stride;  // per input, per axis: element stride (0: broadcast/absent)
 };
 
-Plan make_plan(const Equation& e, const std::vector<Dims>& dims) {
+EinsumPlan make_einsum_plan(const Equation& e, const std::vector<Dims>& dims) {
   std::vector<size_t> ranks;
   for (const Dims& d : dims) ranks.push_back(d.size());
-  Layout l = layout_for(e, ranks);
-  Plan p;
+  EinsumLayout l = layout_for(e, ranks);
+  EinsumPlan p;
   p.ell_rank = l.ell_rank;
   const size_t naxes = l.ell_rank + 52;
   p.size.assign(naxes, -1);
@@ -186,7 +186,7 @@ Plan make_plan(const Equation& e, const std::vector<Dims>& dims) {
 }
 
 template <class T>
-void compute(const Plan& p, const std::vector<const Tensor*>& ins, Tensor& y) {
+void compute(const EinsumPlan& p, const std::vector<const Tensor*>& ins, Tensor& y) {
   constexpr bool is_float = std::is_floating_point_v<T> || is_small_float_v<T>;
   using Acc = std::conditional_t<is_float, double, uint64_t>;
   auto load = [](const T& v) -> Acc {
@@ -241,7 +241,7 @@ void run_einsum(const std::string& equation, KernelContext& ctx) {
     dims.push_back(ins.back()->dims());
   }
   Equation e = parse_equation(equation, n);
-  Plan p = make_plan(e, dims);
+  EinsumPlan p = make_einsum_plan(e, dims);
   Dims out;
   for (size_t a : p.out_axes) out.push_back(p.size[a]);
   Tensor& y = ctx.allocate_output(0, ins[0]->dtype(), out);
@@ -267,7 +267,7 @@ void infer_einsum(InferContext& ctx) {
     }
     ranks.push_back(ctx.input_type(i).shape.dims.size());
   }
-  Layout l = layout_for(e, ranks);
+  EinsumLayout l = layout_for(e, ranks);
   // Each axis's Dim: a static size wins, then a symbol, then unknown; a broadcast 1 of "..." ranks lowest.
   std::vector<Dim> axis_dim(l.ell_rank + 52);
   std::vector<int> prio(l.ell_rank + 52, -1);

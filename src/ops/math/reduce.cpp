@@ -49,7 +49,7 @@ std::vector<bool> axis_flags(const std::vector<int64_t>& axes, int64_t rank) {
   return flags;
 }
 
-AxesSpec resolve_axes(const std::optional<std::vector<int64_t>>& axes, bool noop_with_empty, int64_t rank) {
+AxesSpec resolve_reduce_axes(const std::optional<std::vector<int64_t>>& axes, bool noop_with_empty, int64_t rank) {
   AxesSpec s;
   if (!axes || axes->empty()) {
     if (noop_with_empty) {
@@ -65,7 +65,7 @@ AxesSpec resolve_axes(const std::optional<std::vector<int64_t>>& axes, bool noop
 }
 
 // How an op's node reads its axes: attribute (old versions) or input 1 (ReduceSum-13, the others from 18).
-struct Config {
+struct ReduceConfig {
   RK kind;
   bool axes_input = false;
   bool keepdims = true;
@@ -74,8 +74,8 @@ struct Config {
   std::optional<std::vector<int64_t>> attr_axes;  // attribute versions
 };
 
-Config read_config(RK kind, bool axes_input, const AttributeView& attrs) {
-  Config c;
+ReduceConfig read_config(RK kind, bool axes_input, const AttributeView& attrs) {
+  ReduceConfig c;
   c.kind = kind;
   c.axes_input = axes_input;
   c.keepdims = attrs.get_int("keepdims", 1) != 0;
@@ -256,7 +256,7 @@ bool fast_reduction(RK kind, kernels::Reduction& r) {
   return false;
 }
 
-void run_reduce(const Config& cfg, KernelContext& ctx) {
+void run_reduce(const ReduceConfig& cfg, KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int64_t rank = static_cast<int64_t>(x.dims().size());
   std::optional<std::vector<int64_t>> axes = cfg.attr_axes;
@@ -265,7 +265,7 @@ void run_reduce(const Config& cfg, KernelContext& ctx) {
     if (a.dims().size() > 1) ctx.error(cat("axes must be a 1-D tensor, got rank ", a.dims().size()));
     axes = read_ints(a);
   }
-  AxesSpec spec = resolve_axes(axes, cfg.axes_input && cfg.noop_with_empty, rank);
+  AxesSpec spec = resolve_reduce_axes(axes, cfg.axes_input && cfg.noop_with_empty, rank);
   Dims out_dims;
   int64_t group = 1;
   for (int64_t k = 0; k < rank; ++k) {
@@ -301,7 +301,7 @@ void run_reduce(const Config& cfg, KernelContext& ctx) {
   });
 }
 
-void infer_reduce(const Config& cfg, InferContext& ctx) {
+void infer_reduce(const ReduceConfig& cfg, InferContext& ctx) {
   const Type& in = ctx.input_type(0);
   DataType dt = in.elem;
   std::optional<std::vector<int64_t>> axes = cfg.attr_axes;
@@ -341,7 +341,7 @@ void infer_reduce(const Config& cfg, InferContext& ctx) {
     ctx.set_output(0, Type::tensor(dt, out));
     return;
   }
-  AxesSpec spec = resolve_axes(axes, cfg.axes_input && cfg.noop_with_empty, rank);
+  AxesSpec spec = resolve_reduce_axes(axes, cfg.axes_input && cfg.noop_with_empty, rank);
   for (int64_t k = 0; k < rank; ++k) {
     if (!spec.reduced[k]) out.dims.push_back(in.shape.dims[k]);
     else if (cfg.keepdims) out.dims.push_back(known_dim(1));
@@ -354,7 +354,7 @@ void add_reduce(Registry& r, const char* name, RK kind, int version, const std::
   if (axes_input) tc.push_back({{1}, {DataType::Int64}});
   auto infer = [kind, axes_input](InferContext& ctx) { infer_reduce(read_config(kind, axes_input, ctx.attrs), ctx); };
   auto kernel = [kind, axes_input](const KernelInit& init) {
-    Config cfg = read_config(kind, axes_input, init.attrs);
+    ReduceConfig cfg = read_config(kind, axes_input, init.attrs);
     cfg.fast = !init.reference_only;
     return make_kernel([cfg](KernelContext& ctx) { run_reduce(cfg, ctx); });
   };

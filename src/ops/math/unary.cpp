@@ -26,7 +26,7 @@ namespace onyx::ops {
 namespace {
 
 using D = DataType;
-using Types = std::vector<DataType>;
+using TypeList = std::vector<DataType>;
 
 template <class T>
 T wrap_neg(T v) {
@@ -102,14 +102,14 @@ void rule_erf(grad::Args& a) {
 }  // namespace
 
 void register_unary(Registry& r) {
-  const Types f3 = {D::Float16, D::Float, D::Double};
-  const Types f4 = kFloatTypes;
-  const Types numeric_no_bf16 = {D::Int8, D::Int16, D::Int32, D::Int64, D::UInt8, D::UInt16,
+  const TypeList f3 = {D::Float16, D::Float, D::Double};
+  const TypeList f4 = kFloatTypes;
+  const TypeList numeric_no_bf16 = {D::Int8, D::Int16, D::Int32, D::Int64, D::UInt8, D::UInt16,
                                  D::UInt32, D::UInt64, D::Float16, D::Float, D::Double};
-  const Types signed6 = {D::Float, D::Int32, D::Int8, D::Int16, D::Int64, D::Float16, D::Double};
-  Types signed13 = signed6;
+  const TypeList signed6 = {D::Float, D::Int32, D::Int8, D::Int16, D::Int64, D::Float16, D::Double};
+  TypeList signed13 = signed6;
   signed13.push_back(D::BFloat16);
-  const Types f8 = {D::Float8E4M3FN, D::Float8E4M3FNUZ, D::Float8E5M2, D::Float8E5M2FNUZ};
+  const TypeList f8 = {D::Float8E4M3FN, D::Float8E4M3FNUZ, D::Float8E5M2, D::Float8E5M2FNUZ};
 
   add_same_type(r, "Abs", {{1, f3}, {6, numeric_no_bf16}, {13, kNumericTypes}}, [](const KernelInit&) {
     return unary_kernel([](double x) { return std::fabs(x); }, [](auto v) { return int_abs(v); });
@@ -123,7 +123,7 @@ void register_unary(Registry& r) {
     const char* name;
     double (*f)(double);
   };
-  const std::vector<std::pair<int, Types>> v1_6_13 = {{1, f3}, {6, f3}, {13, f4}};
+  const std::vector<std::pair<int, TypeList>> v1_6_13 = {{1, f3}, {6, f3}, {13, f4}};
   for (Fn fn : {Fn{"Reciprocal", [](double x) { return 1.0 / x; }}, Fn{"Sqrt", [](double x) { return std::sqrt(x); }},
                 Fn{"Exp", [](double x) { return std::exp(x); }}, Fn{"Log", [](double x) { return std::log(x); }},
                 Fn{"Ceil", [](double x) { return std::ceil(x); }}, Fn{"Floor", [](double x) { return std::floor(x); }}}) {
@@ -170,9 +170,9 @@ void register_unary(Registry& r) {
   });
 
   // IsInf / IsNaN: bool output.
-  Types isinf20 = f4;
+  TypeList isinf20 = f4;
   isinf20.insert(isinf20.end(), f8.begin(), f8.end());
-  for (auto [v, types] : std::vector<std::pair<int, Types>>{{10, {D::Float, D::Double}}, {20, isinf20}}) {
+  for (auto [v, types] : std::vector<std::pair<int, TypeList>>{{10, {D::Float, D::Double}}, {20, isinf20}}) {
     r.add(OpDef{"", "IsInf", v, {{{0}, types}}, infer_bool_like_input, [](const KernelInit& init) {
                   const bool neg = init.attrs.get_int("detect_negative", 1) != 0;
                   const bool pos = init.attrs.get_int("detect_positive", 1) != 0;
@@ -181,9 +181,9 @@ void register_unary(Registry& r) {
                   });
                 }});
   }
-  Types isnan20 = f4;
+  TypeList isnan20 = f4;
   isnan20.insert(isnan20.end(), f8.begin(), f8.end());
-  for (auto [v, types] : std::vector<std::pair<int, Types>>{{9, f3}, {13, f4}, {20, isnan20}}) {
+  for (auto [v, types] : std::vector<std::pair<int, TypeList>>{{9, f3}, {13, f4}, {20, isnan20}}) {
     r.add(OpDef{"", "IsNaN", v, {{{0}, types}}, infer_bool_like_input, [](const KernelInit&) {
                   return make_kernel([](KernelContext& ctx) { apply_predicate(ctx, [](double x) { return std::isnan(x); }); });
                 }});

@@ -194,7 +194,7 @@ void infer_variadic(InferContext& ctx, bool same_shapes) {
   infer_broadcast(ctx, dt);
 }
 
-void add_op(Registry& r, const char* name, Var op) {
+void add_variadic_op(Registry& r, const char* name, Var op) {
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
   std::vector<DataType> f13 = f;
   f13.push_back(D::BFloat16);
@@ -244,10 +244,10 @@ void rule_mean(grad::Args& a) { variadic(a, 1.0 / static_cast<double>(a.in.size(
 }  // namespace
 
 void register_variadic(Registry& r) {
-  add_op(r, "Max", Var::Max);
-  add_op(r, "Min", Var::Min);
-  add_op(r, "Mean", Var::Mean);
-  add_op(r, "Sum", Var::Sum);
+  add_variadic_op(r, "Max", Var::Max);
+  add_variadic_op(r, "Min", Var::Min);
+  add_variadic_op(r, "Mean", Var::Mean);
+  add_variadic_op(r, "Sum", Var::Sum);
   r.set_gradient("", "Sum", rule_sum);
   r.set_gradient("", "Mean", rule_mean);
   r.set_fast_kernels("", "Sum", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});

@@ -11,7 +11,7 @@ namespace onyx::ops {
 namespace {
 
 using ml::PostTransform;
-const std::vector<DataType> kInputTypes = {DataType::Float, DataType::Double, DataType::Int64, DataType::Int32};
+const std::vector<DataType> kLinearInputTypes = {DataType::Float, DataType::Double, DataType::Int64, DataType::Int32};
 
 // Scores [N, E] = X * W^T + b, with W of E rows of C.
 std::vector<double> linear_scores(const ml::Rows& x, const std::vector<double>& w, const std::vector<double>& b,
@@ -29,7 +29,7 @@ std::vector<double> linear_scores(const ml::Rows& x, const std::vector<double>& 
   return out;
 }
 
-void register_regressor(Registry& r) {
+void register_linear_regressor(Registry& r) {
   auto infer = [](InferContext& ctx) {
     int64_t targets = ctx.attrs.get_int("targets", 1);
     if (targets < 1) ctx.error(cat("targets must be >= 1, got ", targets));
@@ -54,10 +54,10 @@ void register_regressor(Registry& r) {
       store_doubles(ctx.allocate_output(0, DataType::Float, {x.n, targets}), y);
     });
   };
-  add_versions(r, "ai.onnx.ml", "LinearRegressor", {1}, {{{0}, kInputTypes}}, infer, kernel);
+  add_versions(r, "ai.onnx.ml", "LinearRegressor", {1}, {{{0}, kLinearInputTypes}}, infer, kernel);
 }
 
-void register_classifier(Registry& r) {
+void register_linear_classifier(Registry& r) {
   auto class_count = [](const AttributeView& a, size_t labels) -> std::optional<int64_t> {
     // E from intercepts when given (the way the spec infers it); binary models have one row and two labels.
     std::vector<float> b = a.get_floats("intercepts", std::vector<float>{});
@@ -127,14 +127,14 @@ void register_classifier(Registry& r) {
       if (ctx.num_outputs() > 1) store_doubles(ctx.allocate_output(1, DataType::Float, {n_rows, cols}), z);
     });
   };
-  add_versions(r, "ai.onnx.ml", "LinearClassifier", {1}, {{{0}, kInputTypes}}, infer, kernel);
+  add_versions(r, "ai.onnx.ml", "LinearClassifier", {1}, {{{0}, kLinearInputTypes}}, infer, kernel);
 }
 
 }  // namespace
 
 void register_ml_linear(Registry& r) {
-  register_regressor(r);
-  register_classifier(r);
+  register_linear_regressor(r);
+  register_linear_classifier(r);
 }
 
 }  // namespace onyx::ops

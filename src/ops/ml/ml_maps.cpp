@@ -20,7 +20,7 @@ namespace onyx::ops {
 namespace {
 
 using D = DataType;
-const char* kMl = "ai.onnx.ml";
+const char* kMlMaps = "ai.onnx.ml";
 
 // The values of a map as strings or doubles, with their element type.
 struct MapValues {
@@ -155,7 +155,7 @@ void register_cast_map(Registry& r) {
       }
     });
   };
-  add_versions(r, kMl, "CastMap", {1}, {}, infer, kernel);
+  add_versions(r, kMlMaps, "CastMap", {1}, {}, infer, kernel);
 }
 
 // ---- DictVectorizer ----
@@ -217,7 +217,7 @@ void register_dict_vectorizer(Registry& r) {
       }
     });
   };
-  add_versions(r, kMl, "DictVectorizer", {1}, {}, infer, kernel);
+  add_versions(r, kMlMaps, "DictVectorizer", {1}, {}, infer, kernel);
 }
 
 // ---- ZipMap ----
@@ -279,7 +279,7 @@ void register_zip_map(Registry& r) {
       ctx.set_output(0, Datum::sequence(std::move(maps), map));
     });
   };
-  add_versions(r, kMl, "ZipMap", {1}, {{{0}, {D::Float}}}, infer, kernel);
+  add_versions(r, kMlMaps, "ZipMap", {1}, {{{0}, {D::Float}}}, infer, kernel);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ namespace onyx::ops {
 namespace {
 
 using D = DataType;
-const char* kMl = "ai.onnx.ml";
+const char* kMlPreprocess = "ai.onnx.ml";
 const std::vector<DataType> kNum4 = {D::Float, D::Double, D::Int64, D::Int32};
 
 Shape shape_with_last(const Shape& s, Dim last) {
@@ -50,7 +50,7 @@ void register_binarizer(Registry& r) {
       });
     });
   };
-  add_versions(r, kMl, "Binarizer", {1}, {{{0}, kNum4}}, [](InferContext& ctx) { infer_same_as_input(ctx); }, kernel);
+  add_versions(r, kMlPreprocess, "Binarizer", {1}, {{{0}, kNum4}}, [](InferContext& ctx) { infer_same_as_input(ctx); }, kernel);
 }
 
 // ---- Scaler ----
@@ -77,7 +77,7 @@ void register_scaler(Registry& r) {
       store_doubles(ctx.allocate_output(0, D::Float, x.dims()), v);
     });
   };
-  add_versions(r, kMl, "Scaler", {1}, {{{0}, kNum4}}, infer, kernel);
+  add_versions(r, kMlPreprocess, "Scaler", {1}, {{{0}, kNum4}}, infer, kernel);
 }
 
 // ---- Normalizer ----
@@ -110,7 +110,7 @@ void register_normalizer(Registry& r) {
       store_doubles(ctx.allocate_output(0, D::Float, xt.dims()), x.v);
     });
   };
-  add_versions(r, kMl, "Normalizer", {1}, {{{0}, kNum4}}, infer, kernel);
+  add_versions(r, kMlPreprocess, "Normalizer", {1}, {{{0}, kNum4}}, infer, kernel);
 }
 
 // ---- Imputer ----
@@ -154,7 +154,7 @@ void register_imputer(Registry& r) {
       });
     });
   };
-  add_versions(r, kMl, "Imputer", {1}, {{{0}, kNum4}}, [](InferContext& ctx) { infer_same_as_input(ctx); }, kernel);
+  add_versions(r, kMlPreprocess, "Imputer", {1}, {{{0}, kNum4}}, [](InferContext& ctx) { infer_same_as_input(ctx); }, kernel);
 }
 
 // ---- OneHotEncoder ----
@@ -216,7 +216,7 @@ void register_one_hot_encoder(Registry& r) {
       }
     });
   };
-  add_versions(r, kMl, "OneHotEncoder", {1}, {{{0}, {D::String, D::Int64, D::Int32, D::Float, D::Double}}}, infer,
+  add_versions(r, kMlPreprocess, "OneHotEncoder", {1}, {{{0}, {D::String, D::Int64, D::Int32, D::Float, D::Double}}}, infer,
                kernel);
 }
 
@@ -415,7 +415,7 @@ void register_label_encoder(Registry& r) {
       (ctx.input(0).dtype() == D::String ? from_str : from_int)->run(ctx);
     });
   };
-  add_versions(r, kMl, "LabelEncoder", {1}, {{{0}, {D::String, D::Int64}}}, infer_v1, kernel_v1);
+  add_versions(r, kMlPreprocess, "LabelEncoder", {1}, {{{0}, {D::String, D::Int64}}}, infer_v1, kernel_v1);
 
   auto infer = [](InferContext& ctx) {
     const bool v4 = ctx.opset >= 4;
@@ -431,8 +431,8 @@ void register_label_encoder(Registry& r) {
   };
   const std::vector<DataType> v2 = {D::String, D::Int64, D::Float};
   const std::vector<DataType> v4 = {D::String, D::Int64, D::Float, D::Int32, D::Int16, D::Double};
-  add_versions(r, kMl, "LabelEncoder", {2}, {{{0}, v2}}, infer, kernel);
-  add_versions(r, kMl, "LabelEncoder", {4}, {{{0}, v4}}, infer, kernel);
+  add_versions(r, kMlPreprocess, "LabelEncoder", {2}, {{{0}, v2}}, infer, kernel);
+  add_versions(r, kMlPreprocess, "LabelEncoder", {4}, {{{0}, v4}}, infer, kernel);
 }
 
 void register_category_mapper(Registry& r) {
@@ -458,7 +458,7 @@ void register_category_mapper(Registry& r) {
       (ctx.input(0).dtype() == D::String ? to_int : to_str)->run(ctx);
     });
   };
-  add_versions(r, kMl, "CategoryMapper", {1}, {{{0}, {D::String, D::Int64}}}, infer, kernel);
+  add_versions(r, kMlPreprocess, "CategoryMapper", {1}, {{{0}, {D::String, D::Int64}}}, infer, kernel);
 }
 
 // ---- ArrayFeatureExtractor ----
@@ -511,7 +511,7 @@ void register_array_feature_extractor(Registry& r) {
       }
     });
   };
-  add_versions(r, kMl, "ArrayFeatureExtractor", {1},
+  add_versions(r, kMlPreprocess, "ArrayFeatureExtractor", {1},
                {{{0}, {D::Float, D::Double, D::Int64, D::Int32, D::String}}, {{1}, {D::Int64}}}, infer, kernel);
 }
 
@@ -569,7 +569,7 @@ void register_feature_vectorizer(Registry& r) {
       }
     });
   };
-  add_versions(r, kMl, "FeatureVectorizer", {1}, {{{-1}, kNum4}}, infer, kernel);
+  add_versions(r, kMlPreprocess, "FeatureVectorizer", {1}, {{{-1}, kNum4}}, infer, kernel);
 }
 
 }  // namespace

@@ -64,11 +64,11 @@ SvmKernel parse_kernel(const AttributeView& a) {
   return k;
 }
 
-std::vector<double> floats(const AttributeView& a, const char* name) { return ml::floats_or_tensor(a, name, false); }
+std::vector<double> svm_floats(const AttributeView& a, const char* name) { return ml::floats_or_tensor(a, name, false); }
 
 // ---- SVMRegressor ----
 
-void register_regressor(Registry& r) {
+void register_svm_regressor(Registry& r) {
   auto infer = [](InferContext& ctx) {
     ctx.set_output(0, Type::tensor(DataType::Float, shape_from({ml::batch_dim(ctx), known_dim(1)})));
   };
@@ -76,9 +76,9 @@ void register_regressor(Registry& r) {
     SvmKernel k = parse_kernel(init.attrs);
     int64_t n_supports = init.attrs.get_int("n_supports", 0);
     bool one_class = init.attrs.get_int("one_class", 0) != 0;
-    std::vector<double> coefs = floats(init.attrs, "coefficients");
-    std::vector<double> sv = floats(init.attrs, "support_vectors");
-    std::vector<double> rho = floats(init.attrs, "rho");
+    std::vector<double> coefs = svm_floats(init.attrs, "coefficients");
+    std::vector<double> sv = svm_floats(init.attrs, "support_vectors");
+    std::vector<double> rho = svm_floats(init.attrs, "rho");
     if (rho.empty()) fail("rho must hold one value");
     if (n_supports < 0) fail("n_supports must be >= 0, got ", n_supports);
     if (n_supports > 0) {
@@ -268,7 +268,7 @@ struct SvmClassifier {
   }
 };
 
-void register_classifier(Registry& r) {
+void register_svm_classifier(Registry& r) {
   auto infer = [](InferContext& ctx) {
     ml::ClassLabels l = ml::read_class_labels(ctx.attrs, "classlabels_ints");
     Dim n = ml::batch_dim(ctx);
@@ -279,11 +279,11 @@ void register_classifier(Registry& r) {
     auto c = std::make_shared<SvmClassifier>();
     c->labels = ml::read_class_labels(init.attrs, "classlabels_ints");
     c->kernel = parse_kernel(init.attrs);
-    c->coefs = floats(init.attrs, "coefficients");
-    c->sv = floats(init.attrs, "support_vectors");
-    c->rho = floats(init.attrs, "rho");
-    c->prob_a = floats(init.attrs, "prob_a");
-    c->prob_b = floats(init.attrs, "prob_b");
+    c->coefs = svm_floats(init.attrs, "coefficients");
+    c->sv = svm_floats(init.attrs, "support_vectors");
+    c->rho = svm_floats(init.attrs, "rho");
+    c->prob_a = svm_floats(init.attrs, "prob_a");
+    c->prob_b = svm_floats(init.attrs, "prob_b");
     c->vectors_per_class = init.attrs.get_ints("vectors_per_class", std::vector<int64_t>{});
     c->pt = ml::parse_post_transform(init.attrs.get_string("post_transform", "NONE"));
     c->classes = std::max<int64_t>(static_cast<int64_t>(c->labels.size()), 1);
@@ -318,8 +318,8 @@ void register_classifier(Registry& r) {
 }  // namespace
 
 void register_ml_svm(Registry& r) {
-  register_regressor(r);
-  register_classifier(r);
+  register_svm_regressor(r);
+  register_svm_classifier(r);
 }
 
 }  // namespace onyx::ops

@@ -25,7 +25,7 @@ namespace {
 
 using ml::PostTransform;
 
-enum Mode : uint8_t { kLeq = 0, kLt = 1, kGte = 2, kGt = 3, kEq = 4, kNeq = 5, kMember = 6 };
+enum NodeMode : uint8_t { kLeq = 0, kLt = 1, kGte = 2, kGt = 3, kEq = 4, kNeq = 5, kMember = 6 };
 enum class Aggregate { Average = 0, Sum = 1, Min = 2, Max = 3 };
 
 Aggregate parse_aggregate(const std::string& s) {
@@ -239,7 +239,7 @@ const std::vector<DataType> kLegacyInputs = {DataType::Float, DataType::Double, 
   fail(op, " is deprecated since ai.onnx.ml opset 5; use TreeEnsemble (with ArgMax/LabelEncoder for classes)");
 }
 
-void register_regressor(Registry& r) {
+void register_tree_regressor(Registry& r) {
   auto targets_of = [](const AttributeView& a) {
     if (a.has("n_targets")) return a.get_int("n_targets");
     int64_t m = 0;
@@ -275,7 +275,7 @@ void register_regressor(Registry& r) {
   add_versions(r, "ai.onnx.ml", "TreeEnsembleRegressor", {1, 3, 5}, {{{0}, kLegacyInputs}}, infer, kernel);
 }
 
-void register_classifier(Registry& r) {
+void register_tree_classifier(Registry& r) {
   auto infer = [](InferContext& ctx) {
     if (ctx.opset >= 5) deprecated("TreeEnsembleClassifier");
     ml::ClassLabels l = ml::read_class_labels(ctx.attrs, "classlabels_int64s");
@@ -453,8 +453,8 @@ void register_tree_ensemble(Registry& r) {
 }  // namespace
 
 void register_ml_tree_ensemble(Registry& r) {
-  register_regressor(r);
-  register_classifier(r);
+  register_tree_regressor(r);
+  register_tree_classifier(r);
   register_tree_ensemble(r);
 }
 

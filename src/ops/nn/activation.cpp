@@ -32,7 +32,7 @@ namespace {
 using D = DataType;
 using Types = std::vector<DataType>;
 
-double sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x)); }
+double sigmoid_of(double x) { return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x)); }
 // log(1 + exp(x)) without overflow.
 double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 
@@ -249,7 +249,7 @@ void register_activation(Registry& r) {
     return unary_kernel([alpha](double x) { return std::max(0.0, x) + std::min(0.0, alpha * std::expm1(x / alpha)); });
   });
   add_same_type(r, "Sigmoid", {{1, f3}, {6, f3}, {13, f4}}, [](const KernelInit& init) {
-    return with_fast_float(init, unary_params(kernels::UnaryOp::Sigmoid), unary_kernel([](double x) { return sigmoid(x); }));
+    return with_fast_float(init, unary_params(kernels::UnaryOp::Sigmoid), unary_kernel([](double x) { return sigmoid_of(x); }));
   });
   add_same_type(r, "Tanh", {{1, f3}, {6, f3}, {13, f4}}, [](const KernelInit& init) {
     return with_fast_float(init, unary_params(kernels::UnaryOp::Tanh), unary_kernel([](double x) { return std::tanh(x); }));
@@ -287,7 +287,7 @@ void register_activation(Registry& r) {
   });
   add_same_type(r, "Swish", {{24, f4}}, [](const KernelInit& init) {
     const double alpha = init.attrs.get_float("alpha", 1.0f);
-    return unary_kernel([alpha](double x) { return x * sigmoid(alpha * x); });
+    return unary_kernel([alpha](double x) { return x * sigmoid_of(alpha * x); });
   });
   const Types numeric_no_bf16 = {D::Int8, D::Int16, D::Int32, D::Int64, D::UInt8, D::UInt16,
                                  D::UInt32, D::UInt64, D::Float16, D::Float, D::Double};

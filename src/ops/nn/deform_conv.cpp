@@ -19,7 +19,7 @@ struct Attrs {
   int64_t group = 1, offset_group = 1;
 };
 
-Attrs parse(const AttributeView& a) {
+Attrs parse_deform(const AttributeView& a) {
   Attrs p;
   p.dilations = a.get_ints("dilations", Dims{});
   p.kernel = a.get_ints("kernel_shape", Dims{});
@@ -216,9 +216,9 @@ void infer_deform(const Attrs& attrs, InferContext& ctx) {
 void register_deform_conv(Registry& r) {
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
   for (int v : {19, 22}) {
-    auto infer = [](InferContext& ctx) { infer_deform(parse(ctx.attrs), ctx); };
+    auto infer = [](InferContext& ctx) { infer_deform(parse_deform(ctx.attrs), ctx); };
     auto kernel = [](const KernelInit& init) {
-      Attrs p = parse(init.attrs);
+      Attrs p = parse_deform(init.attrs);
       return make_kernel([p](KernelContext& ctx) { run_deform(p, ctx); });
     };
     r.add(OpDef{"", "DeformConv", v, {{{0, 1, 2, 3, 4}, v >= 22 ? kFloatTypes : f}}, infer, kernel});

@@ -21,11 +21,11 @@ namespace {
 
 using D = DataType;
 
-enum class Mode { Linear, Nearest, Cubic };
+enum class SampleMode { Linear, Nearest, Cubic };
 enum class Padding { Zeros, Border, Reflection };
 
 struct GsParams {
-  Mode mode = Mode::Linear;
+  SampleMode mode = SampleMode::Linear;
   Padding padding = Padding::Zeros;
   bool align_corners = false;
   int version = 16;
@@ -35,9 +35,9 @@ GsParams parse_gs(const AttributeView& a, int version) {
   GsParams p;
   p.version = version;
   std::string m = a.get_string("mode", version >= 20 ? "linear" : "bilinear");
-  if (m == "nearest") p.mode = Mode::Nearest;
-  else if (m == (version >= 20 ? "linear" : "bilinear")) p.mode = Mode::Linear;
-  else if (m == (version >= 20 ? "cubic" : "bicubic")) p.mode = Mode::Cubic;
+  if (m == "nearest") p.mode = SampleMode::Nearest;
+  else if (m == (version >= 20 ? "linear" : "bilinear")) p.mode = SampleMode::Linear;
+  else if (m == (version >= 20 ? "cubic" : "bicubic")) p.mode = SampleMode::Cubic;
   else fail("mode '", m, "' is not supported in GridSample-", version);
   std::string pad = a.get_string("padding_mode", "zeros");
   if (pad == "zeros") p.padding = Padding::Zeros;
@@ -77,13 +77,13 @@ struct Tap1 {
 };
 
 // Taps of one spatial axis of length L for the (normalized) grid coordinate g.
-void axis_taps(const GsParams& p, double g, int64_t L, std::vector<Tap1>& taps) {
+void grid_axis_taps(const GsParams& p, double g, int64_t L, std::vector<Tap1>& taps) {
   taps.clear();
   const double Lf = static_cast<double>(L);
   double x = p.align_corners ? (g + 1) / 2 * (Lf - 1) : ((g + 1) * Lf - 1) / 2;
   const double lo = p.align_corners ? 0.0 : -0.5;
   const double hi = p.align_corners ? Lf - 1 : Lf - 0.5;
-  if (p.mode == Mode::Nearest) x = std::nearbyint(x);  // half to even (what the conformance data expects)
+  if (p.mode == SampleMode::Nearest) x = std::nearbyint(x);  // half to even (what the conformance data expects)
   if (x < lo || x > hi) {
     if (p.padding == Padding::Border) x = std::clamp(x, 0.0, Lf - 1);
     else if (p.padding == Padding::Reflection) x = reflect(x, lo, hi);
@@ -100,14 +100,14 @@ void axis_taps(const GsParams& p, double g, int64_t L, std::vector<Tap1>& taps) 
     }
     return -1;
   };
-  if (p.mode == Mode::Nearest) {
+  if (p.mode == SampleMode::Nearest) {
     taps.push_back({map(static_cast<int64_t>(x)), 1.0});
     return;
   }
   const double fl = std::floor(x);
   const int64_t x0 = static_cast<int64_t>(fl);
   const double t = x - fl;
-  if (p.mode == Mode::Linear) {
+  if (p.mode == SampleMode::Linear) {
     taps.push_back({map(x0), 1 - t});
     taps.push_back({map(x0 + 1), t});
     return;
@@ -147,7 +147,7 @@ void run_grid_sample(const GsParams& p, KernelContext& ctx) {
       for (int64_t n = 0; n < N; ++n) {
         for (int64_t o = 0; o < out_sp; ++o) {
           const double* g = &gv[static_cast<size_t>((n * out_sp + o) * static_cast<int64_t>(nd))];
-          for (size_t i = 0; i < nd; ++i) axis_taps(p, g[nd - 1 - i], xd[2 + i], taps[i]);
+          for (size_t i = 0; i < nd; ++i) grid_axis_taps(p, g[nd - 1 - i], xd[2 + i], taps[i]);
           flat.assign(1, {0, 1.0});
           for (size_t i = 0; i < nd; ++i) {
             next.clear();

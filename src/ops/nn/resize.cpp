@@ -25,16 +25,16 @@ namespace {
 
 using D = DataType;
 
-enum class Mode { Nearest, Linear, Cubic };
+enum class ResizeMode { Nearest, Linear, Cubic };
 enum class Ctm { HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN, TfCropAndResize };
 enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Simple };
 enum class Policy { Stretch, NotLarger, NotSmaller };
 enum class Kind { Resize, Upsample };
 
-struct Params {
+struct ResizeParams {
   Kind kind = Kind::Resize;
   int version = 0;
-  Mode mode = Mode::Nearest;
+  ResizeMode mode = ResizeMode::Nearest;
   Ctm ctm = Ctm::HalfPixel;
   NearestMode nearest = NearestMode::RoundPreferFloor;
   double cubic_a = -0.75;
@@ -46,11 +46,11 @@ struct Params {
   std::vector<double> attr_scales;  // Upsample-1/7
 };
 
-Mode parse_mode(const std::string& s, Kind kind, int version) {
-  if (s == "nearest") return Mode::Nearest;
-  if (s == "linear" && !(kind == Kind::Upsample && version == 1)) return Mode::Linear;
-  if (s == "bilinear" && kind == Kind::Upsample && version == 1) return Mode::Linear;
-  if (s == "cubic" && kind == Kind::Resize && version >= 11) return Mode::Cubic;
+ResizeMode parse_resize_mode(const std::string& s, Kind kind, int version) {
+  if (s == "nearest") return ResizeMode::Nearest;
+  if (s == "linear" && !(kind == Kind::Upsample && version == 1)) return ResizeMode::Linear;
+  if (s == "bilinear" && kind == Kind::Upsample && version == 1) return ResizeMode::Linear;
+  if (s == "cubic" && kind == Kind::Resize && version >= 11) return ResizeMode::Cubic;
   fail("mode '", s, "' is not supported");
 }
 
@@ -73,11 +73,11 @@ NearestMode parse_nearest(const std::string& s) {
   fail("nearest_mode '", s, "' is not supported");
 }
 
-Params parse_params(const AttributeView& a, Kind kind, int version) {
-  Params p;
+ResizeParams parse_params(const AttributeView& a, Kind kind, int version) {
+  ResizeParams p;
   p.kind = kind;
   p.version = version;
-  p.mode = parse_mode(a.get_string("mode", "nearest"), kind, version);
+  p.mode = parse_resize_mode(a.get_string("mode", "nearest"), kind, version);
   if (kind == Kind::Upsample || version < 11) {
     p.ctm = Ctm::Asymmetric;
     p.nearest = NearestMode::Simple;
@@ -109,7 +109,7 @@ Params parse_params(const AttributeView& a, Kind kind, int version) {
 }
 
 // Normalized axes the scales/sizes/roi values apply to.
-std::vector<int64_t> resolve_axes(const Params& p, int64_t rank) {
+std::vector<int64_t> resolve_resize_axes(const ResizeParams& p, int64_t rank) {
   std::vector<int64_t> axes;
   if (p.axes.empty()) {
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
@@ -126,7 +126,7 @@ std::vector<int64_t> resolve_axes(const Params& p, int64_t rank) {
 }
 
 // The per-axis plan: output size, scale, roi.
-struct Plan {
+struct ResizePlan {
   Dims out;
   std::vector<double> scale, roi_start, roi_end;
 };
@@ -135,22 +135,22 @@ struct Plan {
 struct InputSlots {
   int roi = -1, scales = -1, sizes = -1;
 };
-InputSlots slots(const Params& p) {
+InputSlots slots(const ResizeParams& p) {
   if (p.kind == Kind::Upsample) return p.version >= 9 ? InputSlots{-1, 1, -1} : InputSlots{};
   if (p.version < 11) return InputSlots{-1, 1, -1};
   return InputSlots{1, 2, 3};
 }
 
 // Builds the plan from the input dims and the (possibly absent) scales/sizes/roi values.
-Plan make_plan(const Params& p, const Dims& in, const std::vector<double>* scales_in, const std::vector<int64_t>* sizes_in,
+ResizePlan make_resize_plan(const ResizeParams& p, const Dims& in, const std::vector<double>* scales_in, const std::vector<int64_t>* sizes_in,
                const std::vector<double>* roi_in) {
   const int64_t rank = static_cast<int64_t>(in.size());
-  Plan plan;
+  ResizePlan plan;
   plan.out = in;
   plan.scale.assign(in.size(), 1.0);
   plan.roi_start.assign(in.size(), 0.0);
   plan.roi_end.assign(in.size(), 1.0);
-  std::vector<int64_t> axes = resolve_axes(p, rank);
+  std::vector<int64_t> axes = resolve_resize_axes(p, rank);
   const size_t na = axes.size();
   if (p.kind == Kind::Upsample && p.version == 1 && rank != 4) fail("Upsample-1 needs a 4-D input, got rank ", rank);
   std::vector<double> scales;
@@ -221,7 +221,7 @@ double cubic_kernel(double x, double a) {
 }
 
 // The input coordinate of output index `o` along one axis; nullopt when tf_crop_and_resize falls outside.
-std::optional<double> source_coord(const Params& p, int64_t o, int64_t in, int64_t out, double scale, double rs, double re) {
+std::optional<double> source_coord(const ResizeParams& p, int64_t o, int64_t in, int64_t out, double scale, double rs, double re) {
   const double x = static_cast<double>(o);
   const double in_f = static_cast<double>(in);
   const double out_f = scale * in_f;  // the reference's (possibly fractional) output length
@@ -247,14 +247,14 @@ std::optional<double> source_coord(const Params& p, int64_t o, int64_t in, int64
 }
 
 // Taps (input index clamped into range, weight) of output index o along an axis; empty = extrapolation value.
-std::vector<Tap> axis_taps(const Params& p, int64_t o, int64_t in, int64_t out, double scale, double rs, double re) {
+std::vector<Tap> resize_axis_taps(const ResizeParams& p, int64_t o, int64_t in, int64_t out, double scale, double rs, double re) {
   std::vector<Tap> taps;
   std::optional<double> xo = source_coord(p, o, in, out, scale, rs, re);
   if (!xo) return taps;
   double x = *xo;
   if (!std::isfinite(x)) fail("Resize: non-finite source coordinate (check scales and roi)");
   auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
-  if (p.mode == Mode::Nearest) {
+  if (p.mode == ResizeMode::Nearest) {
     int64_t idx;
     if (p.nearest == NearestMode::Simple) {
       idx = scale < 1 ? static_cast<int64_t>(std::ceil(x)) : static_cast<int64_t>(std::floor(x));
@@ -286,20 +286,20 @@ std::vector<Tap> axis_taps(const Params& p, int64_t o, int64_t in, int64_t out, 
     ratio = x - std::floor(x);
   }
   std::vector<std::pair<int64_t, double>> raw;  // (unclamped index, weight)
-  if (p.antialias && (p.mode == Mode::Linear || p.mode == Mode::Cubic)) {
+  if (p.antialias && (p.mode == ResizeMode::Linear || p.mode == ResizeMode::Cubic)) {
     double s = std::min(scale, 1.0);
-    int64_t start = p.mode == Mode::Linear ? static_cast<int64_t>(std::floor(-1 / s) + 1) : static_cast<int64_t>(std::floor(-2 / s) + 1);
+    int64_t start = p.mode == ResizeMode::Linear ? static_cast<int64_t>(std::floor(-1 / s) + 1) : static_cast<int64_t>(std::floor(-2 / s) + 1);
     int64_t n = 2 - 2 * start;
     if (n > (int64_t{1} << 20)) fail("Resize: antialias filter is too wide for scale ", scale);
     double sum = 0;
     for (int64_t k = start; k < start + n; ++k) {
       double arg = s * (static_cast<double>(k) - ratio);
-      double w = p.mode == Mode::Linear ? std::clamp(1 - std::abs(arg), 0.0, 1.0) : cubic_kernel(arg, p.cubic_a);
+      double w = p.mode == ResizeMode::Linear ? std::clamp(1 - std::abs(arg), 0.0, 1.0) : cubic_kernel(arg, p.cubic_a);
       raw.push_back({base + k, w});
       sum += w;
     }
     for (auto& r : raw) r.second /= sum;
-  } else if (p.mode == Mode::Linear) {
+  } else if (p.mode == ResizeMode::Linear) {
     raw = {{base, 1 - ratio}, {base + 1, ratio}};
   } else {
     const double a = p.cubic_a;
@@ -431,7 +431,7 @@ bool resize_float_fast(const Tensor& x, Tensor& y, const Dims& in, const Dims& o
   return true;
 }
 
-void run_resize(const Params& p, KernelContext& ctx, bool fast) {
+void run_resize(const ResizeParams& p, KernelContext& ctx, bool fast) {
   const Tensor& x = ctx.input(0);
   const Dims& in = x.dims();
   InputSlots sl = slots(p);
@@ -441,7 +441,7 @@ void run_resize(const Params& p, KernelContext& ctx, bool fast) {
   if (sl.sizes >= 0 && ctx.has_input(sl.sizes)) sizes = read_ints(ctx.input(sl.sizes));
   if (sl.roi >= 0 && ctx.has_input(sl.roi)) roi = read_doubles(ctx.input(sl.roi));
   if (p.kind == Kind::Upsample && p.version >= 9 && !scales) ctx.error("the 'scales' input is required");
-  Plan plan = make_plan(p, in, scales ? &*scales : nullptr, sizes ? &*sizes : nullptr, roi ? &*roi : nullptr);
+  ResizePlan plan = make_resize_plan(p, in, scales ? &*scales : nullptr, sizes ? &*sizes : nullptr, roi ? &*roi : nullptr);
   const size_t rank = in.size();
   Tensor& y = ctx.allocate_output(0, x.dtype(), plan.out);
   const int64_t total = product(plan.out);
@@ -452,14 +452,14 @@ void run_resize(const Params& p, KernelContext& ctx, bool fast) {
   for (size_t d = 0; d < rank; ++d) {
     taps[d].resize(static_cast<size_t>(plan.out[d]));
     for (int64_t o = 0; o < plan.out[d]; ++o) {
-      auto t = axis_taps(p, o, in[d], plan.out[d], plan.scale[d], plan.roi_start[d], plan.roi_end[d]);
+      auto t = resize_axis_taps(p, o, in[d], plan.out[d], plan.scale[d], plan.roi_start[d], plan.roi_end[d]);
       for (Tap& tap : t) tap.index *= in_strides[d];  // store the element offset
       taps[d][o] = std::move(t);
     }
   }
   if (fast && x.dtype() == D::Float &&
       resize_float_fast(x, y, in, plan.out, in_strides, taps, from_double<float>(p.extrapolation),
-                        p.mode == Mode::Nearest))
+                        p.mode == ResizeMode::Nearest))
     return;
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -491,7 +491,7 @@ void run_resize(const Params& p, KernelContext& ctx, bool fast) {
       if constexpr (numeric) extrap = from_double<T>(p.extrapolation);
       else if constexpr (!std::is_same_v<T, std::string>) extrap = T(p.extrapolation);
       std::vector<int64_t> o(rank, 0);
-      if (p.mode == Mode::Nearest) {
+      if (p.mode == ResizeMode::Nearest) {
         for (int64_t i = 0; i < total; ++i) {
           int64_t off = 0;
           bool outside = false;
@@ -537,7 +537,7 @@ void run_resize(const Params& p, KernelContext& ctx, bool fast) {
   });
 }
 
-void infer_resize(const Params& p, InferContext& ctx) {
+void infer_resize(const ResizeParams& p, InferContext& ctx) {
   if (!ctx.has_input(0)) return;
   const Type& xt = ctx.input_type(0);
   Type out = Type::tensor(xt.elem);
@@ -557,7 +557,7 @@ void infer_resize(const Params& p, InferContext& ctx) {
   if (scales && scales->empty()) scales.reset();
   if (sizes && sizes->empty()) sizes.reset();
   if (scales && sizes) ctx.error("only one of 'scales' and 'sizes' may be given");
-  std::vector<int64_t> axes = resolve_axes(p, rank);
+  std::vector<int64_t> axes = resolve_resize_axes(p, rank);
   std::vector<bool> touched(static_cast<size_t>(rank), false);
   for (int64_t a : axes) touched[a] = true;
   for (int64_t d = 0; d < rank; ++d)
@@ -581,17 +581,17 @@ void infer_resize(const Params& p, InferContext& ctx) {
         out.shape.dims[axes[i]] = known_dim((*sizes)[i]);
       }
     } else if (static_in) {
-      Plan plan = make_plan(p, *static_in, nullptr, &*sizes, nullptr);
+      ResizePlan plan = make_resize_plan(p, *static_in, nullptr, &*sizes, nullptr);
       for (int64_t a : axes) out.shape.dims[a] = known_dim(plan.out[a]);
     }
   }
   ctx.set_output(0, out);
 }
 
-void add(Registry& r, const char* op, Kind kind, int version, std::vector<TypeConstraint> types) {
+void add_resize(Registry& r, const char* op, Kind kind, int version, std::vector<TypeConstraint> types) {
   auto infer = [kind, version](InferContext& ctx) { infer_resize(parse_params(ctx.attrs, kind, version), ctx); };
   auto kernel = [kind, version](const KernelInit& init) {
-    Params p = parse_params(init.attrs, kind, version);
+    ResizeParams p = parse_params(init.attrs, kind, version);
     const bool fast = !init.reference_only;
     return make_kernel([p, fast](KernelContext& ctx) { run_resize(p, ctx, fast); });
   };
@@ -605,12 +605,12 @@ void register_resize(Registry& r) {
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
   const std::vector<DataType> fl = {D::Float};
   const std::vector<DataType> i64 = {D::Int64};
-  add(r, "Resize", Kind::Resize, 10, {{{0}, all}, {{1}, fl}});
-  add(r, "Resize", Kind::Resize, 11, {{{0}, all}, {{1}, f}, {{2}, fl}, {{3}, i64}});
-  for (int v : {13, 18, 19}) add(r, "Resize", Kind::Resize, v, {{{0}, all13}, {{1}, f}, {{2}, fl}, {{3}, i64}});
-  add(r, "Upsample", Kind::Upsample, 1, {{{0}, f}});
-  add(r, "Upsample", Kind::Upsample, 7, {{{0}, all}});
-  add(r, "Upsample", Kind::Upsample, 9, {{{0}, all}, {{1}, fl}});
+  add_resize(r, "Resize", Kind::Resize, 10, {{{0}, all}, {{1}, fl}});
+  add_resize(r, "Resize", Kind::Resize, 11, {{{0}, all}, {{1}, f}, {{2}, fl}, {{3}, i64}});
+  for (int v : {13, 18, 19}) add_resize(r, "Resize", Kind::Resize, v, {{{0}, all13}, {{1}, f}, {{2}, fl}, {{3}, i64}});
+  add_resize(r, "Upsample", Kind::Upsample, 1, {{{0}, f}});
+  add_resize(r, "Upsample", Kind::Upsample, 7, {{{0}, all}});
+  add_resize(r, "Upsample", Kind::Upsample, 9, {{{0}, all}, {{1}, fl}});
   // Upsample-10 exists only as a deprecation marker: models must use Resize.
   auto deprecated = [](InferContext& ctx) { ctx.error("Upsample is deprecated since opset 10; use Resize"); };
   auto no_kernel = [](const KernelInit&) -> std::unique_ptr<Kernel> { fail("Upsample is deprecated since opset 10; use Resize"); };

@@ -101,7 +101,7 @@ Activation make_activation(const std::string& name, const std::vector<float>& al
   fail("activation '", name, "' is not supported");
 }
 
-struct Config {
+struct RnnConfig {
   Cell cell = Cell::Rnn;
   int version = 1;
   std::optional<int64_t> hidden_size;
@@ -130,8 +130,8 @@ int64_t parse_layout(const AttributeView& a, int version) {
   return layout;
 }
 
-Config parse_config(Cell cell, int version, const AttributeView& a) {
-  Config c;
+RnnConfig parse_config(Cell cell, int version, const AttributeView& a) {
+  RnnConfig c;
   c.cell = cell;
   c.version = version;
   if (a.has("hidden_size")) {
@@ -175,7 +175,7 @@ void expect_dims(const Tensor& t, const Dims& want, const char* what) {
     fail(what, " has shape ", shape_of(t.dims()).to_string(), ", expected ", shape_of(want).to_string());
 }
 
-void run_cell(const Config& c, KernelContext& ctx) {
+void run_cell(const RnnConfig& c, KernelContext& ctx) {
   const Tensor& x_t = ctx.input(0);
   const Tensor& w_t = ctx.input(1);
   const Tensor& r_t = ctx.input(2);
@@ -357,7 +357,7 @@ void infer_cell(Cell cell, int version, InferContext& ctx) {
 
 // LSTM or GRU with their default gate functions (LSTM sigmoid, tanh, tanh; GRU sigmoid, tanh, in every direction),
 // no clip and no coupled LSTM gates: what kernels/rnn.hpp computes.
-bool fast_config(const Config& c) {
+bool fast_config(const RnnConfig& c) {
   if (c.cell == Cell::Rnn || c.clip || c.input_forget) return false;
   const size_t per = static_cast<size_t>(acts_per_direction(c.cell));
   for (size_t i = 0; i < c.acts.size(); ++i)
@@ -367,7 +367,7 @@ bool fast_config(const Config& c) {
 
 bool same_bytes(const Tensor& a, const Tensor* b) { return b && a.bytes().data() == b->bytes().data(); }
 
-kernels::RnnDirection fast_direction(const Config& c) {
+kernels::RnnDirection fast_direction(const RnnConfig& c) {
   if (c.num_dirs == 2) return kernels::RnnDirection::Bidirectional;
   return c.reverse ? kernels::RnnDirection::Reverse : kernels::RnnDirection::Forward;
 }
@@ -377,7 +377,7 @@ template <class Packed>
 class FastCell : public Kernel {
  public:
   // b: B or null; p: LSTM peepholes or null.
-  FastCell(Config c, const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p, Packed packed)
+  FastCell(RnnConfig c, const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p, Packed packed)
       : c_(std::move(c)), w_(w), r_(r), b_(b), p_(p), packed_(std::move(packed)) {}
 
   // For an X of static shape: the primitives are made now rather than in the first run.
@@ -434,7 +434,7 @@ class FastCell : public Kernel {
     return true;
   }
 
-  Config c_;
+  RnnConfig c_;
   const Tensor& w_;
   const Tensor& r_;
   const Tensor* b_;
@@ -443,7 +443,7 @@ class FastCell : public Kernel {
 };
 
 // The fast LSTM/GRU when the node and its constant inputs allow it, else null.
-std::unique_ptr<Kernel> fast_cell(const Config& c, const KernelInit& init) {
+std::unique_ptr<Kernel> fast_cell(const RnnConfig& c, const KernelInit& init) {
   if (init.reference_only || !fast_config(c)) return nullptr;
   const auto given = [&](size_t i) { return i < init.node.inputs.size() && init.node.inputs[i] != nullptr; };
   const auto float_const = [&](size_t i, const Dims& dims) {
@@ -487,7 +487,7 @@ void add_cell(Registry& r, Cell cell, std::initializer_list<int> versions) {
     add_versions(
         r, "", cell_name(cell), {v}, types, [cell, v](InferContext& ctx) { infer_cell(cell, v, ctx); },
         [cell, v](const KernelInit& init) {
-          Config c = parse_config(cell, v, init.attrs);
+          RnnConfig c = parse_config(cell, v, init.attrs);
           if (std::unique_ptr<Kernel> fast = fast_cell(c, init)) return fast;
           return make_kernel([c](KernelContext& ctx) { run_cell(c, ctx); });
         });

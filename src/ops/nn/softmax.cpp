@@ -71,7 +71,7 @@ bool softmax_fast(KernelContext& ctx, SoftKind kind, int64_t axis_attr, bool coe
   return true;
 }
 
-void add_op(Registry& r, const char* name, SoftKind kind) {
+void add_softmax_op(Registry& r, const char* name, SoftKind kind) {
   using D = DataType;
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
   const std::vector<DataType> fb = {D::Float16, D::Float, D::Double, D::BFloat16};
@@ -151,9 +151,9 @@ void rule_log_softmax(grad::Args& a) {
 }  // namespace
 
 void register_softmax(Registry& r) {
-  add_op(r, "Softmax", SoftKind::Softmax);
-  add_op(r, "LogSoftmax", SoftKind::LogSoftmax);
-  add_op(r, "Hardmax", SoftKind::Hardmax);
+  add_softmax_op(r, "Softmax", SoftKind::Softmax);
+  add_softmax_op(r, "LogSoftmax", SoftKind::LogSoftmax);
+  add_softmax_op(r, "Hardmax", SoftKind::Hardmax);
   r.set_gradient("", "Softmax", rule_softmax);
   r.set_gradient("", "LogSoftmax", rule_log_softmax);
   r.set_fast_kernels("", "Softmax", {"float32: vectorized float32 loop (AVX-512, AVX2 or scalar build, chosen at run time)"});

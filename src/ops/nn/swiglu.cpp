@@ -14,7 +14,7 @@ namespace {
 
 using D = DataType;
 
-double sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x)); }
+double swiglu_sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x)); }
 
 void run_swiglu(double alpha, KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
@@ -25,7 +25,7 @@ void run_swiglu(double alpha, KernelContext& ctx) {
   std::vector<double> y(static_cast<size_t>(product(out)));
   for_each_broadcast(out, {a.dims(), b.dims()}, [&](int64_t i, const std::vector<int64_t>& o) {
     const double x = av[static_cast<size_t>(o[0])];
-    y[static_cast<size_t>(i)] = x * sigmoid(alpha * x) * bv[static_cast<size_t>(o[1])];
+    y[static_cast<size_t>(i)] = x * swiglu_sigmoid(alpha * x) * bv[static_cast<size_t>(o[1])];
   });
   store_doubles(ctx.allocate_output(0, a.dtype(), out), y);
 }
@@ -71,7 +71,7 @@ void run_causal_conv(ConvAct act, KernelContext& ctx) {
         for (int64_t k = 0; k < K; ++k) s += w[c * K + k] * padded[t + k];
         if (act == ConvAct::Silu) {
           s = round_to(dt, s);
-          s = s * sigmoid(s);
+          s = s * swiglu_sigmoid(s);
         }
         y[bc * L + t] = s;
       }

@@ -13,12 +13,12 @@ namespace {
 
 using D = DataType;
 
-struct Params {
+struct UnpoolParams {
   Dims kernel, strides, pads;
 };
 
-Params parse(const AttributeView& a) {
-  Params p;
+UnpoolParams parse_unpool(const AttributeView& a) {
+  UnpoolParams p;
   p.kernel = a.get_ints("kernel_shape");
   const size_t k = p.kernel.size();
   if (k == 0) fail("kernel_shape must not be empty");
@@ -35,12 +35,12 @@ Params parse(const AttributeView& a) {
   return p;
 }
 
-int64_t default_dim(const Params& p, size_t i, int64_t in) {
+int64_t default_dim(const UnpoolParams& p, size_t i, int64_t in) {
   const size_t k = p.kernel.size();
   return (in - 1) * p.strides[i] - (p.pads[i] + p.pads[k + i]) + p.kernel[i];
 }
 
-void run_unpool(const Params& p, KernelContext& ctx) {
+void run_unpool(const UnpoolParams& p, KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& ind = ctx.input(1);
   const Dims& xd = x.dims();
@@ -80,7 +80,7 @@ void run_unpool(const Params& p, KernelContext& ctx) {
   }
 }
 
-void infer_unpool(const Params& p, InferContext& ctx) {
+void infer_unpool(const UnpoolParams& p, InferContext& ctx) {
   if (!ctx.has_input(0)) return;
   const Type& xt = ctx.input_type(0);
   Type out = Type::tensor(xt.elem);
@@ -113,9 +113,9 @@ void infer_unpool(const Params& p, InferContext& ctx) {
 void register_unpool(Registry& r) {
   const std::vector<DataType> f = {D::Float16, D::Float, D::Double};
   for (int v : {9, 11, 22}) {
-    auto infer = [](InferContext& ctx) { infer_unpool(parse(ctx.attrs), ctx); };
+    auto infer = [](InferContext& ctx) { infer_unpool(parse_unpool(ctx.attrs), ctx); };
     auto kernel = [](const KernelInit& init) {
-      Params p = parse(init.attrs);
+      UnpoolParams p = parse_unpool(init.attrs);
       return make_kernel([p](KernelContext& ctx) { run_unpool(p, ctx); });
     };
     r.add(OpDef{"", "MaxUnpool", v, {{{0}, v >= 22 ? kFloatTypes : f}, {{1, 2}, {D::Int64}}}, infer, kernel});

@@ -34,10 +34,10 @@ namespace {
 
 using D = DataType;
 
-const std::vector<D> k8 = {D::Int8, D::UInt8};
+const std::vector<D> kEightBit = {D::Int8, D::UInt8};
 const std::vector<D> k8f = {D::Int8, D::UInt8, D::Float8E4M3FN, D::Float8E4M3FNUZ, D::Float8E5M2, D::Float8E5M2FNUZ};
 
-bool is_float8(D t) { return t == D::Float8E4M3FN || t == D::Float8E4M3FNUZ || t == D::Float8E5M2 || t == D::Float8E5M2FNUZ; }
+bool is_float8_type(D t) { return t == D::Float8E4M3FN || t == D::Float8E4M3FNUZ || t == D::Float8E5M2 || t == D::Float8E5M2FNUZ; }
 
 // a * b / c in precision p (each operation rounded to p).
 double multiplier(D p, double a, double b, double c) { return round_to(p, round_to(p, a * b) / c); }
@@ -110,7 +110,7 @@ void store_quantized(Tensor& y, const std::vector<double>& r) {
   }
 }
 
-void check_same_type(KernelContext& ctx, size_t a, size_t b, const char* an, const char* bn) {
+void check_same_qtype(KernelContext& ctx, size_t a, size_t b, const char* an, const char* bn) {
   if (ctx.has_input(a) && ctx.has_input(b) && ctx.input(a).dtype() != ctx.input(b).dtype())
     ctx.error(cat(an, " (", ctx.input(a).dtype(), ") and ", bn, " (", ctx.input(b).dtype(), ") must have the same type"));
 }
@@ -125,7 +125,7 @@ struct MatMulShape {
   Dims full;           // batch + [M, N]
 };
 
-MatMulShape matmul_shape(const Dims& a0, const Dims& b0) {
+MatMulShape qmatmul_shape(const Dims& a0, const Dims& b0) {
   if (a0.empty() || b0.empty()) fail("matmul operands must have rank >= 1");
   MatMulShape s;
   s.a = a0.size() == 1 ? Dims{1, a0[0]} : a0;
@@ -148,7 +148,7 @@ MatMulShape matmul_shape(const Dims& a0, const Dims& b0) {
 }
 
 // Symbolic matmul shape for inference.
-Shape infer_matmul(const Shape& a, const Shape& b, InferContext& ctx) {
+Shape infer_qlinear_matmul(const Shape& a, const Shape& b, InferContext& ctx) {
   if (!a.rank_known || !b.rank_known) return {};
   if (a.dims.empty() || b.dims.empty()) ctx.error("matmul operands must have rank >= 1");
   Shape sa = a, sb = b;
@@ -196,7 +196,7 @@ std::vector<double> matmul_acc(const MatMulInputs& in, const MatMulShape& s) {
   Param za = expand(azp, a_rows, "a_zero_point");
   Param zb = expand(in.b_zp, b_cols, "b_zero_point");
   const std::vector<double> av = read_doubles(*in.a), bv = read_doubles(*in.b);
-  const bool integer = !is_float8(in.a->dtype()) && !is_float8(in.b->dtype());
+  const bool integer = !is_float8_type(in.a->dtype()) && !is_float8_type(in.b->dtype());
   const int64_t M = s.M, K = s.K, N = s.N;
   std::vector<double> acc(static_cast<size_t>(product(s.full)));
   std::vector<double> ash(static_cast<size_t>(M * K)), bsh(static_cast<size_t>(K * N));
@@ -229,14 +229,14 @@ MatMulInputs integer_matmul_inputs(KernelContext& ctx) {
   MatMulInputs in{&ctx.input(0), &ctx.input(1)};
   in.a_zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   in.b_zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-  check_same_type(ctx, 0, 2, "A", "a_zero_point");
-  check_same_type(ctx, 1, 3, "B", "b_zero_point");
+  check_same_qtype(ctx, 0, 2, "A", "a_zero_point");
+  check_same_qtype(ctx, 1, 3, "B", "b_zero_point");
   return in;
 }
 
 void run_matmul_integer(KernelContext& ctx) {
   const MatMulInputs in = integer_matmul_inputs(ctx);
-  MatMulShape s = matmul_shape(in.a->dims(), in.b->dims());
+  MatMulShape s = qmatmul_shape(in.a->dims(), in.b->dims());
   std::vector<double> acc = matmul_acc(in, s);
   Tensor& y = ctx.allocate_output(0, D::Int32, s.out);
   int32_t* py = y.mutable_data<int32_t>();
@@ -254,7 +254,7 @@ struct Int8B {
 };
 
 // B (2-D, uint8 or int8) and its zero point, packed; false where the fast path does not apply.
-bool pack_b(const Tensor& b, const Tensor* zp, Int8B& out) {
+bool pack_int8_b(const Tensor& b, const Tensor* zp, Int8B& out) {
   const int64_t K = b.dims()[0], N = b.dims()[1];
   if (zp && (zp->dtype() != b.dtype() || !(zp->element_count() == 1 || zp->dims() == Dims{N} || zp->dims() == Dims{1, N})))
     return false;
@@ -281,7 +281,7 @@ class PackedWeight {
     const Tensor* b = init.input_value(b_index);
     const bool zp_fed = init.node.inputs.size() > zp_index && init.node.inputs[zp_index];
     const Tensor* zp = zp_fed ? init.input_value(zp_index) : nullptr;
-    if (b && b->dims().size() == 2 && (!zp_fed || zp) && pack_b(*b, zp, b_)) {
+    if (b && b->dims().size() == 2 && (!zp_fed || zp) && pack_int8_b(*b, zp, b_)) {
       b_source_ = b->bytes().data();
       zp_source_ = zp ? zp->bytes().data() : nullptr;
     }
@@ -292,7 +292,7 @@ class PackedWeight {
   const Int8B* get(const Tensor& b, const Tensor* bzp, Int8B& scratch) const {
     if (b_source_ && b.bytes().data() == b_source_ && (bzp ? bzp->bytes().data() == zp_source_ : zp_source_ == nullptr))
       return &b_;
-    return pack_b(b, bzp, scratch) ? &scratch : nullptr;
+    return pack_int8_b(b, bzp, scratch) ? &scratch : nullptr;
   }
 
  private:
@@ -313,7 +313,7 @@ bool fast_matmul_integer_applies(const Tensor& a, const Tensor& b, const Tensor*
 
 void run_matmul_integer_to_float(KernelContext& ctx, ReadIntegerToFloat read) {
   const MatMulInputs in = integer_matmul_inputs(ctx);
-  MatMulShape s = matmul_shape(in.a->dims(), in.b->dims());
+  MatMulShape s = qmatmul_shape(in.a->dims(), in.b->dims());
   const IntegerToFloat e = read(ctx, s.N, s.out.size());
   std::vector<double> acc = matmul_acc(in, s);
   float* py = ctx.allocate_output(0, D::Float, s.out).mutable_data<float>();
@@ -388,12 +388,12 @@ void run_qlinear_matmul(int version, KernelContext& ctx) {
   in.b_zp = &ctx.input(5);
   in.y_scale = &ctx.input(6);
   in.y_zp = &ctx.input(7);
-  check_same_type(ctx, 0, 2, "a", "a_zero_point");
-  check_same_type(ctx, 3, 5, "b", "b_zero_point");
+  check_same_qtype(ctx, 0, 2, "a", "a_zero_point");
+  check_same_qtype(ctx, 3, 5, "b", "b_zero_point");
   const D sp = in.a_scale->dtype();
   if (version >= 21 && (in.b_scale->dtype() != sp || in.y_scale->dtype() != sp))
     ctx.error(cat("a_scale, b_scale and y_scale must have the same type, got ", sp, ", ", in.b_scale->dtype(), ", ", in.y_scale->dtype()));
-  MatMulShape s = matmul_shape(in.a->dims(), in.b->dims());
+  MatMulShape s = qmatmul_shape(in.a->dims(), in.b->dims());
   Dims a_rows = s.a;
   a_rows.back() = 1;
   Dims b_cols = s.b;
@@ -477,14 +477,14 @@ class FastQLinearMatMul : public Kernel {
 
 // ---- convolution ----
 
-struct ConvAttrs {
+struct QLinearConvAttrs {
   std::string auto_pad = "NOTSET";
   Dims dilations, kernel, pads, strides;
   int64_t group = 1;
 };
 
-ConvAttrs parse_conv(const AttributeView& a) {
-  ConvAttrs p;
+QLinearConvAttrs parse_conv(const AttributeView& a) {
+  QLinearConvAttrs p;
   p.auto_pad = a.get_string("auto_pad", "NOTSET");
   if (p.auto_pad != "NOTSET" && p.auto_pad != "SAME_UPPER" && p.auto_pad != "SAME_LOWER" && p.auto_pad != "VALID")
     fail("auto_pad '", p.auto_pad, "' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
@@ -499,7 +499,7 @@ ConvAttrs parse_conv(const AttributeView& a) {
 
 // Fills defaults for `nd` spatial axes, checks, and resolves auto_pad into pads given the input's spatial dims
 // (entries may be -1 when unknown; their pads are then left as given).
-ConvAttrs resolve_conv(ConvAttrs p, const Dims& in, const Dims* wdims) {
+QLinearConvAttrs resolve_conv(QLinearConvAttrs p, const Dims& in, const Dims* wdims) {
   const size_t nd = in.size();
   if (p.kernel.empty() && wdims) p.kernel.assign(wdims->begin() + 2, wdims->end());
   if (p.dilations.empty()) p.dilations.assign(nd, 1);
@@ -531,7 +531,7 @@ ConvAttrs resolve_conv(ConvAttrs p, const Dims& in, const Dims* wdims) {
   return p;
 }
 
-int64_t conv_out_dim(const ConvAttrs& p, size_t i, int64_t in) {
+int64_t conv_out_dim(const QLinearConvAttrs& p, size_t i, int64_t in) {
   const size_t nd = p.kernel.size();
   const int64_t span = (p.kernel[i] - 1) * p.dilations[i] + 1;
   const int64_t padded = in + p.pads[i] + p.pads[nd + i];
@@ -558,13 +558,13 @@ struct ConvResult {
 };
 
 // Direct convolution of (X - x_zp) and (W - w_zp) with int32 (wrapping) accumulation, plus bias.
-ConvResult conv_integer(const ConvAttrs& attrs, const ConvInputs& in) {
+ConvResult conv_integer(const QLinearConvAttrs& attrs, const ConvInputs& in) {
   const Dims& xd = in.x->dims();
   const Dims& wd = in.w->dims();
   if (xd.size() < 3) fail("X must have rank >= 3 ([N, C, spatial...]), got ", shape_of(xd).to_string());
   if (wd.size() != xd.size()) fail("W rank ", wd.size(), " differs from X rank ", xd.size());
   const size_t nd = xd.size() - 2;
-  const ConvAttrs p = resolve_conv(attrs, Dims(xd.begin() + 2, xd.end()), &wd);
+  const QLinearConvAttrs p = resolve_conv(attrs, Dims(xd.begin() + 2, xd.end()), &wd);
   for (size_t i = 0; i < nd; ++i)
     if (wd[2 + i] != p.kernel[i]) fail("kernel_shape ", shape_of(p.kernel).to_string(), " does not match W ", shape_of(wd).to_string());
   const int64_t N = xd[0], C = xd[1], OC = wd[0], G = p.group;
@@ -647,7 +647,7 @@ ConvResult conv_integer(const ConvAttrs& attrs, const ConvInputs& in) {
 // column's differences from the zero point.
 // The int32 convolution of ConvInteger (and QLinearConv's accumulators) into `out`; false where the fast path does not
 // apply (then the reference runs and names any error).
-bool conv_integer_fast(const ConvAttrs& attrs, const Tensor& x, const Tensor& w, const Tensor* xzp, const Tensor* wzp,
+bool conv_integer_fast(const QLinearConvAttrs& attrs, const Tensor& x, const Tensor& w, const Tensor* xzp, const Tensor* wzp,
                        Tensor& out) {
   const Dims& xd = x.dims();
   const Dims& wd = w.dims();
@@ -655,7 +655,7 @@ bool conv_integer_fast(const ConvAttrs& attrs, const Tensor& x, const Tensor& w,
       (wzp && wzp->dtype() != w.dtype()))
     return false;
   const size_t nd = xd.size() - 2;
-  const ConvAttrs p = resolve_conv(attrs, Dims(xd.begin() + 2, xd.end()), &wd);
+  const QLinearConvAttrs p = resolve_conv(attrs, Dims(xd.begin() + 2, xd.end()), &wd);
   const int64_t N = xd[0], C = xd[1], OC = wd[0], G = p.group;
   if (wd[1] * G != C || OC % G != 0) return false;
   for (size_t i = 0; i < nd; ++i)
@@ -788,7 +788,7 @@ bool conv_integer_fast(const ConvAttrs& attrs, const Tensor& x, const Tensor& w,
   return true;
 }
 
-bool run_conv_integer_fast(const ConvAttrs& attrs, KernelContext& ctx) {
+bool run_conv_integer_fast(const QLinearConvAttrs& attrs, KernelContext& ctx) {
   Tensor y;
   if (!conv_integer_fast(attrs, ctx.input(0), ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr,
                          ctx.has_input(3) ? &ctx.input(3) : nullptr, y))
@@ -823,7 +823,7 @@ void requantize(const int32_t* acc, int64_t count, int64_t inner, int64_t channe
 
 // QLinearConv on the ConvInteger fast path: float scales, x/y scale and zero point per tensor, w's per tensor or
 // per output channel, int32 bias [OC]. False where it does not apply.
-bool run_qlinear_conv_fast(const ConvAttrs& attrs, KernelContext& ctx) {
+bool run_qlinear_conv_fast(const QLinearConvAttrs& attrs, KernelContext& ctx) {
   const Tensor& xs = ctx.input(1);
   const Tensor& wsc = ctx.input(4);
   const Tensor& ys = ctx.input(6);
@@ -851,7 +851,7 @@ bool run_qlinear_conv_fast(const ConvAttrs& attrs, KernelContext& ctx) {
   return true;
 }
 
-void infer_conv(const ConvAttrs& attrs, InferContext& ctx, size_t x_in, size_t w_in, D out_type) {
+void infer_qlinear_conv(const QLinearConvAttrs& attrs, InferContext& ctx, size_t x_in, size_t w_in, D out_type) {
   Type out = Type::tensor(out_type);
   if (!ctx.has_input(x_in)) {
     ctx.set_output(0, out);
@@ -876,7 +876,7 @@ void infer_conv(const ConvAttrs& attrs, InferContext& ctx, size_t x_in, size_t w
       Dims in(nd, -1);
       for (size_t i = 0; i < nd; ++i)
         if (xt.shape.dims[2 + i].value) in[i] = *xt.shape.dims[2 + i].value;
-      ConvAttrs p = resolve_conv(attrs, in, wd ? &*wd : nullptr);
+      QLinearConvAttrs p = resolve_conv(attrs, in, wd ? &*wd : nullptr);
       for (size_t i = 0; i < nd; ++i)
         if (in[i] >= 0) out.shape.dims[2 + i] = known_dim(conv_out_dim(p, i, in[i]));
     }
@@ -884,24 +884,24 @@ void infer_conv(const ConvAttrs& attrs, InferContext& ctx, size_t x_in, size_t w
   ctx.set_output(0, out);
 }
 
-void run_conv_integer(const ConvAttrs& attrs, KernelContext& ctx) {
+void run_conv_integer(const QLinearConvAttrs& attrs, KernelContext& ctx) {
   ConvInputs in{&ctx.input(0), &ctx.input(1)};
   in.x_zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   in.w_zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-  check_same_type(ctx, 0, 2, "x", "x_zero_point");
-  check_same_type(ctx, 1, 3, "w", "w_zero_point");
+  check_same_qtype(ctx, 0, 2, "x", "x_zero_point");
+  check_same_qtype(ctx, 1, 3, "w", "w_zero_point");
   ConvResult r = conv_integer(attrs, in);
   Tensor& y = ctx.allocate_output(0, D::Int32, r.ydims);
   std::copy(r.acc.begin(), r.acc.end(), y.mutable_data<int32_t>());
 }
 
-void run_qlinear_conv(const ConvAttrs& attrs, KernelContext& ctx) {
+void run_qlinear_conv(const QLinearConvAttrs& attrs, KernelContext& ctx) {
   ConvInputs in{&ctx.input(0), &ctx.input(3)};
   in.x_zp = &ctx.input(2);
   in.w_zp = &ctx.input(5);
   in.bias = ctx.has_input(8) ? &ctx.input(8) : nullptr;
-  check_same_type(ctx, 0, 2, "x", "x_zero_point");
-  check_same_type(ctx, 3, 5, "w", "w_zero_point");
+  check_same_qtype(ctx, 0, 2, "x", "x_zero_point");
+  check_same_qtype(ctx, 3, 5, "w", "w_zero_point");
   const Tensor& xs = ctx.input(1);
   const Tensor& wsc = ctx.input(4);
   const Tensor& ys = ctx.input(6);
@@ -931,14 +931,14 @@ void run_qlinear_conv(const ConvAttrs& attrs, KernelContext& ctx) {
 // above, then the reference.
 class FastQLinearConv : public Kernel {
  public:
-  FastQLinearConv(const KernelInit& init, ConvAttrs attrs) : attrs_(std::move(attrs)), pack_(init) {}
+  FastQLinearConv(const KernelInit& init, QLinearConvAttrs attrs) : attrs_(std::move(attrs)), pack_(init) {}
 
   void run(KernelContext& ctx) override {
     if (!pack_.run(ctx, false) && !run_qlinear_conv_fast(attrs_, ctx)) run_qlinear_conv(attrs_, ctx);
   }
 
  private:
-  ConvAttrs attrs_;
+  QLinearConvAttrs attrs_;
   QLinearConvPack pack_;
 };
 
@@ -972,7 +972,7 @@ std::optional<kernels::Int8ConvParams> QLinearConvPack::params(const KernelInit&
     return std::nullopt;
   for (int64_t z : read_ints(*wz))
     if (z != 0) return std::nullopt;
-  ConvAttrs p;
+  QLinearConvAttrs p;
   try {
     p = resolve_conv(parse_conv(init.attrs), Dims{-1, -1}, &w->dims());
   } catch (const Error&) {
@@ -1026,9 +1026,9 @@ bool QLinearConvPack::run(KernelContext& ctx, bool nhwc) const {
 void register_qlinear(Registry& r) {
   using TC = std::vector<TypeConstraint>;
   // MatMulInteger-10: A, B, a_zero_point, b_zero_point.
-  r.add(OpDef{"", "MatMulInteger", 10, TC{{{0, 2}, k8}, {{1, 3}, k8}},
+  r.add(OpDef{"", "MatMulInteger", 10, TC{{{0, 2}, kEightBit}, {{1, 3}, kEightBit}},
               [](InferContext& ctx) {
-                Shape s = ctx.has_input(0) && ctx.has_input(1) ? infer_matmul(ctx.input_type(0).shape, ctx.input_type(1).shape, ctx) : Shape{};
+                Shape s = ctx.has_input(0) && ctx.has_input(1) ? infer_qlinear_matmul(ctx.input_type(0).shape, ctx.input_type(1).shape, ctx) : Shape{};
                 ctx.set_output(0, Type::tensor(D::Int32, s));
               },
               [](const KernelInit& init) -> std::unique_ptr<Kernel> {
@@ -1037,11 +1037,11 @@ void register_qlinear(Registry& r) {
               }});
   // QLinearMatMul: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
   for (int v : {10, 21}) {
-    const std::vector<D>& q = v >= 21 ? k8f : k8;
+    const std::vector<D>& q = v >= 21 ? k8f : kEightBit;
     const std::vector<D> scales = v >= 21 ? std::vector<D>{D::Float, D::Float16, D::BFloat16} : std::vector<D>{D::Float};
     r.add(OpDef{"", "QLinearMatMul", v, TC{{{0, 2}, q}, {{3, 5}, q}, {{7}, q}, {{1, 4, 6}, scales}},
                 [](InferContext& ctx) {
-                  Shape s = ctx.has_input(0) && ctx.has_input(3) ? infer_matmul(ctx.input_type(0).shape, ctx.input_type(3).shape, ctx) : Shape{};
+                  Shape s = ctx.has_input(0) && ctx.has_input(3) ? infer_qlinear_matmul(ctx.input_type(0).shape, ctx.input_type(3).shape, ctx) : Shape{};
                   ctx.set_output(0, Type::tensor(ctx.has_input(7) ? ctx.input_dtype(7) : D::Undefined, s));
                 },
                 [v](const KernelInit& init) -> std::unique_ptr<Kernel> {
@@ -1050,22 +1050,22 @@ void register_qlinear(Registry& r) {
                 }});
   }
   // ConvInteger-10: x, w, x_zero_point, w_zero_point.
-  r.add(OpDef{"", "ConvInteger", 10, TC{{{0, 2}, k8}, {{1, 3}, k8}},
-              [](InferContext& ctx) { infer_conv(parse_conv(ctx.attrs), ctx, 0, 1, D::Int32); },
+  r.add(OpDef{"", "ConvInteger", 10, TC{{{0, 2}, kEightBit}, {{1, 3}, kEightBit}},
+              [](InferContext& ctx) { infer_qlinear_conv(parse_conv(ctx.attrs), ctx, 0, 1, D::Int32); },
               [](const KernelInit& init) {
-                ConvAttrs p = parse_conv(init.attrs);
+                QLinearConvAttrs p = parse_conv(init.attrs);
                 if (init.reference_only) return make_kernel([p](KernelContext& ctx) { run_conv_integer(p, ctx); });
                 return make_kernel([p](KernelContext& ctx) {
                   if (!run_conv_integer_fast(p, ctx)) run_conv_integer(p, ctx);
                 });
               }});
   // QLinearConv-10: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
-  r.add(OpDef{"", "QLinearConv", 10, TC{{{0, 2}, k8}, {{3, 5}, k8}, {{7}, k8}, {{1, 4, 6}, {D::Float}}, {{8}, {D::Int32}}},
+  r.add(OpDef{"", "QLinearConv", 10, TC{{{0, 2}, kEightBit}, {{3, 5}, kEightBit}, {{7}, kEightBit}, {{1, 4, 6}, {D::Float}}, {{8}, {D::Int32}}},
               [](InferContext& ctx) {
-                infer_conv(parse_conv(ctx.attrs), ctx, 0, 3, ctx.has_input(7) ? ctx.input_dtype(7) : D::Undefined);
+                infer_qlinear_conv(parse_conv(ctx.attrs), ctx, 0, 3, ctx.has_input(7) ? ctx.input_dtype(7) : D::Undefined);
               },
               [](const KernelInit& init) {
-                ConvAttrs p = parse_conv(init.attrs);
+                QLinearConvAttrs p = parse_conv(init.attrs);
                 if (init.reference_only) return make_kernel([p](KernelContext& ctx) { run_qlinear_conv(p, ctx); });
                 return std::unique_ptr<Kernel>(std::make_unique<FastQLinearConv>(init, p));
               }});

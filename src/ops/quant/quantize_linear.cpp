@@ -167,7 +167,7 @@ void store_small_floats(Tensor& y, const std::vector<float>& v, bool saturate) {
 
 // ---- granularity: which scale element applies to which x element ----
 
-struct Layout {
+struct QuantLayout {
   bool per_tensor = true;
   int64_t outer = 1, len = 1, inner = 1;  // x viewed as [outer, len, inner] around the axis
   int64_t block = 0;                      // > 0: blocked along the axis
@@ -175,12 +175,12 @@ struct Layout {
 };
 
 // Checks the scale/zero-point shapes against x for the op version and returns the layout.
-Layout resolve_layout(const Dims& x, const Dims& s, const Dims* zp, int64_t axis, int64_t block_size, int version) {
+QuantLayout resolve_layout(const Dims& x, const Dims& s, const Dims* zp, int64_t axis, int64_t block_size, int version) {
   if (zp && *zp != s) {
     if (!(product(*zp) == 1 && product(s) == 1))
       fail("zero point shape ", shape_of(*zp).to_string(), " differs from scale shape ", shape_of(s).to_string());
   }
-  Layout L;
+  QuantLayout L;
   const int64_t rank = static_cast<int64_t>(x.size());
   if (block_size != 0) {
     if (block_size < 0) fail("block_size must be positive, got ", block_size);
@@ -221,7 +221,7 @@ Layout resolve_layout(const Dims& x, const Dims& s, const Dims* zp, int64_t axis
 
 // Calls f(x_index, scale_index) for every element of x.
 template <class F>
-void for_each_element(const Layout& L, int64_t n, F&& f) {
+void for_each_element(const QuantLayout& L, int64_t n, F&& f) {
   if (L.per_tensor) {
     for (int64_t i = 0; i < n; ++i) f(i, int64_t{0});
     return;
@@ -349,7 +349,7 @@ void run_q(const QAttrs& q, KernelContext& ctx) {
   if (q.version >= 19 && q.version < 23 && x.dtype() != s.dtype())
     ctx.error(cat("x (", x.dtype(), ") and y_scale (", s.dtype(), ") must have the same type"));
   const D out = q_output_type(q, zp ? zp->dtype() : D::Undefined);
-  const Layout L = resolve_layout(x.dims(), s.dims(), zp ? &zp->dims() : nullptr, q.axis, q.block_size, q.version);
+  const QuantLayout L = resolve_layout(x.dims(), s.dims(), zp ? &zp->dims() : nullptr, q.axis, q.block_size, q.version);
   D prec = q.precision;
   if (prec == D::Undefined) prec = x.dtype() == D::Int32 ? D::Double : s.dtype();
   if (prec != D::Float && prec != D::Float16 && prec != D::BFloat16) prec = D::Double;
@@ -423,7 +423,7 @@ void run_dq(const DQAttrs& d, KernelContext& ctx) {
   const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   if (zp && zp->dtype() != x.dtype()) ctx.error(cat("x (", x.dtype(), ") and x_zero_point (", zp->dtype(), ") must have the same type"));
   const D out = dq_output_type(d, s.dtype());
-  const Layout L = resolve_layout(x.dims(), s.dims(), zp ? &zp->dims() : nullptr, d.axis, d.block_size, d.version);
+  const QuantLayout L = resolve_layout(x.dims(), s.dims(), zp ? &zp->dims() : nullptr, d.axis, d.block_size, d.version);
   const std::vector<double> xv = values_of(x), sv = values_of(s);
   const std::vector<double> zv = zp ? values_of(*zp) : std::vector<double>(sv.size(), 0.0);
   std::vector<float> fv(xv.size());

@@ -79,7 +79,7 @@ DataType checked_dtype(int64_t v, const std::vector<DataType>& allowed, const ch
 
 // Writes f() converted to the tensor's type for every element.
 template <class F>
-void fill_with(Tensor& y, F&& f) {
+void fill_random(Tensor& y, F&& f) {
   const int64_t n = static_cast<int64_t>(y.element_count());
   visit_dtype(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -133,7 +133,7 @@ void fill_random(Tensor& y, Rng& rng, const DistParams& p) {
     }
     return;
   }
-  fill_with(y, [&] { return draw(rng, p); });
+  fill_random(y, [&] { return draw(rng, p); });
 }
 
 void add_generator(Registry& r, const char* name, Dist dist) {
@@ -286,7 +286,7 @@ void register_random(Registry& r) {
             Tensor& y = ctx.allocate_output(0, forced ? *forced : x.dtype(), x.dims());
             std::lock_guard<std::mutex> lock(rng->mutex());
             size_t i = 0;
-            fill_with(y, [&] { return rng->uniform() < p[i++] ? 1.0 : 0.0; });
+            fill_random(y, [&] { return rng->uniform() < p[i++] ? 1.0 : 0.0; });
           });
         });
   }

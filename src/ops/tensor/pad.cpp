@@ -16,14 +16,14 @@ namespace onyx::ops {
 namespace {
 
 
-enum class Mode { Constant, Reflect, Edge, Wrap };
+enum class PadMode { Constant, Reflect, Edge, Wrap };
 
-Mode parse_mode(const AttributeView& attrs, int since) {
+PadMode parse_pad_mode(const AttributeView& attrs, int since) {
   std::string m = attrs.get_string("mode", "constant");
-  if (m == "constant") return Mode::Constant;
-  if (m == "reflect") return Mode::Reflect;
-  if (m == "edge") return Mode::Edge;
-  if (m == "wrap" && since >= 19) return Mode::Wrap;
+  if (m == "constant") return PadMode::Constant;
+  if (m == "reflect") return PadMode::Reflect;
+  if (m == "edge") return PadMode::Edge;
+  if (m == "wrap" && since >= 19) return PadMode::Wrap;
   fail("mode '", m, "' is not supported", since >= 19 ? " (constant, reflect, edge, wrap)" : " (constant, reflect, edge)");
 }
 
@@ -49,7 +49,7 @@ std::vector<int64_t> full_pads(const std::vector<int64_t>& pads, const std::opti
 }
 
 // Source index along one axis for each output position (-1: the constant).
-std::vector<int64_t> axis_map(int64_t n, int64_t begin, int64_t end, Mode mode, int64_t axis) {
+std::vector<int64_t> axis_map(int64_t n, int64_t begin, int64_t end, PadMode mode, int64_t axis) {
   const int64_t start = std::max<int64_t>(-begin, 0);
   const int64_t m = n - start - std::max<int64_t>(-end, 0);  // elements left after negative pads
   const int64_t pre = std::max<int64_t>(begin, 0);
@@ -59,14 +59,14 @@ std::vector<int64_t> axis_map(int64_t n, int64_t begin, int64_t end, Mode mode, 
   for (int64_t o = 0; o < out; ++o) {
     int64_t j = o - pre;
     if (j < 0 || j >= m) {
-      if (mode == Mode::Constant) {
+      if (mode == PadMode::Constant) {
         map[o] = -1;
         continue;
       }
       if (m == 0) fail("cannot pad axis ", axis, " of size 0 in this mode");
-      if (mode == Mode::Edge) {
+      if (mode == PadMode::Edge) {
         j = j < 0 ? 0 : m - 1;
-      } else if (mode == Mode::Wrap) {
+      } else if (mode == PadMode::Wrap) {
         j = ((j % m) + m) % m;
       } else if (m == 1) {
         j = 0;
@@ -81,7 +81,7 @@ std::vector<int64_t> axis_map(int64_t n, int64_t begin, int64_t end, Mode mode, 
   return map;
 }
 
-Tensor pad_tensor(const Tensor& x, const std::vector<int64_t>& pads, Mode mode, const Tensor& fill) {
+Tensor pad_tensor(const Tensor& x, const std::vector<int64_t>& pads, PadMode mode, const Tensor& fill) {
   const Dims& xd = x.dims();
   const int64_t r = static_cast<int64_t>(xd.size());
   std::vector<std::vector<int64_t>> maps;
@@ -129,7 +129,7 @@ Tensor float_fill(DataType dt, float v) {
 }
 
 void infer_pad(InferContext& ctx, int since) {
-  parse_mode(ctx.attrs, since);
+  parse_pad_mode(ctx.attrs, since);
   const Type& x = ctx.input_type(0);
   auto r = rank_of(x);
   if (!r) {
@@ -166,7 +166,7 @@ void infer_pad(InferContext& ctx, int since) {
   ctx.set_output(0, Type::tensor(x.elem, s));
 }
 
-void run_pad(KernelContext& ctx, int since, Mode mode, const std::vector<int64_t>& attr_pads, float value) {
+void run_pad(KernelContext& ctx, int since, PadMode mode, const std::vector<int64_t>& attr_pads, float value) {
   const Tensor& x = ctx.input(0);
   std::vector<int64_t> pads;
   Tensor fill;
@@ -207,7 +207,7 @@ void register_pad(Registry& r) {
     }
     if (since >= 18) types.push_back({{3}, {D::Int32, D::Int64}});
     r.add(OpDef{"", "Pad", since, types, [since](InferContext& ctx) { infer_pad(ctx, since); }, [since](const KernelInit& init) {
-                  Mode mode = parse_mode(init.attrs, since);
+                  PadMode mode = parse_pad_mode(init.attrs, since);
                   std::vector<int64_t> pads;
                   float value = 0;
                   if (since < 11) {

@@ -81,13 +81,13 @@ void with_put(Red red, const Tensor& upd, Tensor& out, Body&& body) {
   });
 }
 
-int64_t fix_index(int64_t k, int64_t dim, bool allow_negative, const char* what) {
+int64_t fix_scatter_index(int64_t k, int64_t dim, bool allow_negative, const char* what) {
   if (allow_negative && k < 0 && k >= -dim) return k + dim;
   if (k < 0 || k >= dim) fail(what, " index ", k, " is out of range for a dimension of size ", dim);
   return k;
 }
 
-void check_same_type(KernelContext& ctx, size_t a, size_t b) {
+void check_scatter_types(KernelContext& ctx, size_t a, size_t b) {
   if (ctx.input(a).dtype() != ctx.input(b).dtype())
     ctx.error(cat("inputs ", a, " and ", b, " have different element types ", ctx.input(a).dtype(), " and ", ctx.input(b).dtype()));
 }
@@ -112,7 +112,7 @@ void run_scatter_elements(KernelContext& ctx, int64_t axis_attr, Red red, bool a
   const Tensor& data = ctx.input(0);
   const Tensor& ind = ctx.input(1);
   const Tensor& upd = ctx.input(2);
-  check_same_type(ctx, 0, 2);
+  check_scatter_types(ctx, 0, 2);
   const Dims& dd = data.dims();
   const Dims& id = ind.dims();
   const int64_t r = static_cast<int64_t>(dd.size());
@@ -124,7 +124,7 @@ void run_scatter_elements(KernelContext& ctx, int64_t axis_attr, Red red, bool a
     if (d != axis && id[d] > dd[d])
       ctx.error(cat("indices dimension ", d, " (", id[d], ") exceeds the data dimension (", dd[d], ")"));
   std::vector<int64_t> k = read_ints(ind);
-  for (int64_t& v : k) v = fix_index(v, dd[axis], allow_negative, "scatter");
+  for (int64_t& v : k) v = fix_scatter_index(v, dd[axis], allow_negative, "scatter");
   Tensor out = data.clone();
   const Dims ds = strides_of(dd);
   with_put(red, upd, out, [&](auto&& put) {
@@ -156,7 +156,7 @@ void run_scatter_nd(KernelContext& ctx, Red red) {
   const Tensor& data = ctx.input(0);
   const Tensor& ind = ctx.input(1);
   const Tensor& upd = ctx.input(2);
-  check_same_type(ctx, 0, 2);
+  check_scatter_types(ctx, 0, 2);
   const Dims& dd = data.dims();
   const Dims& id = ind.dims();
   if (dd.empty()) ctx.error("data must have rank >= 1");
@@ -175,7 +175,7 @@ void run_scatter_nd(KernelContext& ctx, Red red) {
   std::vector<int64_t> offsets(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     int64_t off = 0;
-    for (int64_t j = 0; j < k; ++j) off += fix_index(kv[i * k + j], dd[j], true, "scatter") * ds[j];
+    for (int64_t j = 0; j < k; ++j) off += fix_scatter_index(kv[i * k + j], dd[j], true, "scatter") * ds[j];
     offsets[i] = off;
   }
   Tensor out = data.clone();
@@ -204,7 +204,7 @@ void infer_tensor_scatter(InferContext& ctx) {
 void run_tensor_scatter(KernelContext& ctx, int64_t axis_attr, bool circular) {
   const Tensor& past = ctx.input(0);
   const Tensor& upd = ctx.input(1);
-  check_same_type(ctx, 0, 1);
+  check_scatter_types(ctx, 0, 1);
   const Dims& pd = past.dims();
   const Dims& ud = upd.dims();
   const int64_t r = static_cast<int64_t>(pd.size());

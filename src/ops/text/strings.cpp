@@ -159,7 +159,7 @@ void run_split(const std::string& delim, int64_t maxsplit, KernelContext& ctx) {
 
 // ---- StringConcat ----
 
-void run_concat(KernelContext& ctx) {
+void run_string_concat(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   Dims out = broadcast_dims(a.dims(), b.dims());
@@ -211,7 +211,7 @@ void register_strings(Registry& r) {
 
   add_versions(
       r, "", "StringConcat", {20}, {{{0, 1}, str}}, [](InferContext& ctx) { infer_broadcast(ctx, D::String); },
-      [](const KernelInit&) { return make_kernel(run_concat); });
+      [](const KernelInit&) { return make_kernel(run_string_concat); });
 }
 
 }  // namespace onyx::ops

@@ -17,7 +17,7 @@ namespace onyx::ops {
 namespace {
 
 using D = DataType;
-const char* kTraining = "ai.onnx.preview.training";
+const char* kTrainingDomain = "ai.onnx.preview.training";
 
 enum class Algo { Adagrad, Momentum, Adam };
 
@@ -38,14 +38,14 @@ double scalar(const Tensor& t, const char* what) {
   return read_doubles(t)[0];
 }
 
-struct Params {
+struct OptimizerParams {
   Algo algo;
   const char* op;
   float epsilon = 1e-6f, decay_factor = 0, norm = 0, norm_post = 0, alpha = 0, beta = 0;
   bool nesterov = false;
 };
 
-void run(const Params& p, KernelContext& ctx) {
+void run_optimizer(const OptimizerParams& p, KernelContext& ctx) {
   const int64_t n = tensor_count(ctx.num_inputs(), p.algo, p.op);
   const double R = scalar(ctx.input(0), "R");
   const Tensor& tt = ctx.input(1);
@@ -116,7 +116,7 @@ void run(const Params& p, KernelContext& ctx) {
   }
 }
 
-void add(Registry& r, Algo algo, const char* op) {
+void add_optimizer(Registry& r, Algo algo, const char* op) {
   auto infer = [algo, op](InferContext& ctx) {
     const int64_t n = tensor_count(ctx.num_inputs(), algo, op);
     for (int64_t i = 0; i < n; ++i) {
@@ -129,7 +129,7 @@ void add(Registry& r, Algo algo, const char* op) {
     }
   };
   auto kernel = [algo, op](const KernelInit& init) {
-    Params p;
+    OptimizerParams p;
     p.algo = algo;
     p.op = op;
     const AttributeView& a = init.attrs;
@@ -156,21 +156,21 @@ void add(Registry& r, Algo algo, const char* op) {
         p.epsilon = a.get_float("epsilon", 1e-6f);
         break;
     }
-    return make_kernel([p](KernelContext& ctx) { run(p, ctx); });
+    return make_kernel([p](KernelContext& ctx) { run_optimizer(p, ctx); });
   };
   // T1 (R): float, double; T2 (T): int64; T3 (the tensors): float, double — every input from index 2.
   std::vector<int> rest;
   for (int i = 2; i < 2 + 4 * 64; ++i) rest.push_back(i);
-  add_versions(r, kTraining, op, {1}, {{{0}, {D::Float, D::Double}}, {{1}, {D::Int64}}, {rest, {D::Float, D::Double}}},
+  add_versions(r, kTrainingDomain, op, {1}, {{{0}, {D::Float, D::Double}}, {{1}, {D::Int64}}, {rest, {D::Float, D::Double}}},
                infer, kernel);
 }
 
 }  // namespace
 
 void register_training_optimizers(Registry& r) {
-  add(r, Algo::Adagrad, "Adagrad");
-  add(r, Algo::Momentum, "Momentum");
-  add(r, Algo::Adam, "Adam");
+  add_optimizer(r, Algo::Adagrad, "Adagrad");
+  add_optimizer(r, Algo::Momentum, "Momentum");
+  add_optimizer(r, Algo::Adam, "Adam");
 }
 
 }  // namespace onyx::ops
