@@ -135,8 +135,14 @@ const ew::Table& ew::active_table() { return table(); }
 
 void binary_same(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
   const ew::Table& t = table();
+  // Small inputs run without a parallel region: entering one costs a microsecond or two even when its if clause
+  // keeps it to one thread, more than the work of a few thousand elements.
+  if (n <= kCheapParallelThreshold) {
+    t.binary(op, a, 1, b, 1, y, n);
+    return;
+  }
   const int64_t tasks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n > kCheapParallelThreshold)
+#pragma omp parallel for schedule(static)
   for (int64_t k = 0; k < tasks; ++k) {
     const int64_t begin = k * kChunk, len = std::min(kChunk, n - begin);
     t.binary(op, a + begin, 1, b + begin, 1, y + begin, len);
