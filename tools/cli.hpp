@@ -56,6 +56,7 @@ int cmd_ops(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_bench_models(const std::vector<std::string>& argv);
 int cmd_optimize(const std::vector<std::string>& argv);
+int cmd_serve(const std::vector<std::string>& argv);  // serve/cmd_serve.cpp, in builds with ONYX_SERVE
 
 extern const char* const kInfoUsage;
 extern const char* const kCheckUsage;
@@ -70,5 +71,6 @@ extern const char* const kOpsUsage;
 extern const char* const kBenchUsage;
 extern const char* const kBenchModelsUsage;
 extern const char* const kOptimizeUsage;
+extern const char* const kServeUsage;
 
 }  // namespace onyx::cli

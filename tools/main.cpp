@@ -30,7 +30,8 @@ void default_to_sleeping_workers(int argc, char** argv, char** envp) {
   // Only the commands that run models start workers; the others skip the second start (about 10 ms).
   if (argc < 2) return;
   const std::string_view command = argv[1];
-  if (command != "run" && command != "bench" && command != "profile" && command != "test-onnx" && command != "demo")
+  if (command != "run" && command != "bench" && command != "profile" && command != "test-onnx" && command != "demo" &&
+      command != "serve")
     return;
   size_t n = 0;
   for (; envp[n]; ++n)
@@ -146,6 +147,9 @@ const std::vector<Command>& commands() {
       {"profile", "run a model timing every node: a table per op type and a Chrome trace", kProfileUsage, cmd_profile},
       {"graph", "draw a model's graph with Graphviz (SVG, PNG or DOT)", kGraphUsage, cmd_graph},
       {"ops", "list the operators onyx implements, with versions and element types", kOpsUsage, cmd_ops},
+#ifdef ONYX_HAVE_SERVE
+      {"serve", "serve models over HTTP and gRPC (KServe v2 / Triton protocol)", kServeUsage, cmd_serve},
+#endif
   };
   return list;
 }
