@@ -409,6 +409,7 @@ VersionRuntime::VersionRuntime(const ModelSource& source, int64_t version, infer
   stats_.name = name_;
   stats_.version = version_str_;
   warm_up();
+  free_slots_ = instances;
   for (int i = 0; i < instances; ++i) instances_.emplace_back([this] { instance_loop(); });
 }
 
@@ -591,6 +592,7 @@ void VersionRuntime::submit(InferRequest request, InferDone done) {
   p.deadline = timeout ? p.enqueued + std::chrono::microseconds(timeout) : std::chrono::steady_clock::time_point::max();
   p.request = std::move(request);
   p.done = std::move(done);
+  bool run_here = false;
   {
     std::unique_lock lock(mutex_);
     Status refused;
@@ -602,15 +604,36 @@ void VersionRuntime::submit(InferRequest request, InferDone done) {
                                                      std::to_string(max_queue_) + ")");
     if (!refused.ok()) {
       lock.unlock();
-      std::lock_guard slock(stats_mutex_);
-      add_duration(stats_.fail, ns_between(p.request.received, std::chrono::steady_clock::now()));
+      {
+        std::lock_guard slock(stats_mutex_);
+        add_duration(stats_.fail, ns_between(p.request.received, std::chrono::steady_clock::now()));
+      }
       p.done(refused, {});
       return;
     }
     pending_.fetch_add(1);
-    queue_.push_back(std::move(p));
+    // Without batching, a request that finds an instance free and nobody waiting runs on the caller's thread:
+    // two thread hand-offs (to an instance and back) cost more than a small model's run. It holds an instance's
+    // slot meanwhile, so no more runs than instances happen at once either way.
+    if (!batching_ && queue_.empty() && free_slots_ > 0) {
+      --free_slots_;
+      run_here = true;
+    } else {
+      queue_.push_back(std::move(p));
+    }
   }
-  queue_cv_.notify_one();
+  if (!run_here) {
+    queue_cv_.notify_one();
+    return;
+  }
+  std::vector<Pending> one;
+  one.push_back(std::move(p));
+  execute(one);
+  {
+    std::lock_guard lock(mutex_);
+    ++free_slots_;
+  }
+  queue_cv_.notify_one();  // a request may have queued while this one held the slot
 }
 
 void VersionRuntime::instance_loop() {
@@ -618,11 +641,18 @@ void VersionRuntime::instance_loop() {
     std::vector<Pending> batch;
     {
       std::unique_lock lock(mutex_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      queue_cv_.wait(lock, [&] { return (stopping_ && queue_.empty()) || (!queue_.empty() && free_slots_ > 0); });
       if (queue_.empty()) return;  // stopping, and the queue is drained
       batch = next_batch(lock);
+      if (batch.empty()) continue;
+      --free_slots_;
     }
-    if (!batch.empty()) execute(batch);
+    execute(batch);
+    {
+      std::lock_guard lock(mutex_);
+      ++free_slots_;
+    }
+    queue_cv_.notify_one();
   }
 }
 

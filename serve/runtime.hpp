@@ -88,6 +88,7 @@ class VersionRuntime {
   std::condition_variable queue_cv_;
   std::deque<Pending> queue_;
   bool stopping_ = false;
+  int free_slots_ = 0;  // instances not running a request now (runs on a caller's thread take one too)
   std::vector<std::thread> instances_;
   std::atomic<uint64_t> pending_{0};
 
