@@ -47,6 +47,18 @@ grpc::Status grpc_status_of(const Status& s) {
 
 ServeError grpc_invalid(std::string message) { return ServeError(Code::InvalidArgument, std::move(message)); }
 
+// A gRPC status with no Code of the core (UNIMPLEMENTED), thrown inside a unary handler's body.
+struct GrpcRpcError {
+  grpc::Status status;
+};
+
+// Triton serves one repository namespace and refuses a repository_name the same way.
+void grpc_no_repository_name(const std::string& name) {
+  if (!name.empty())
+    throw GrpcRpcError{
+        grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "'repository_name' specification is not supported")};
+}
+
 // ---- Access log: one JSON line per call on stderr ----
 
 const char* grpc_code_name(grpc::StatusCode c) {
@@ -117,7 +129,9 @@ void grpc_access_log(std::string_view rpc, std::string_view model, const grpc::S
 // A keep-alive that owns nothing: a unary call's request message outlives the core's use of its bytes (the call
 // finishes only after the core's done callback), so views of it need no owner. Not null, so Tensor sees a keep;
 // use_count 0, so nothing takes the buffer for its own.
-std::shared_ptr<const void> grpc_unowned(const void* p) { return std::shared_ptr<const void>(std::shared_ptr<const void>(), p); }
+std::shared_ptr<const void> grpc_unowned(const void* p) {
+  return std::shared_ptr<const void>(std::shared_ptr<const void>(), p);
+}
 
 std::string grpc_shape_text(const std::vector<int64_t>& dims) {
   std::string s = "[";
@@ -194,6 +208,8 @@ Tensor grpc_typed_input(const ModelInferRequest::InferInputTensor& in, DataType 
   const std::string other = grpc_other_field(c, field);
   if (!other.empty())
     throw grpc_invalid("input '" + name + "': " + std::string(v2) + " data goes in " + field + ", not " + other);
+  if (size == 0 && count > 0)
+    throw grpc_invalid("input '" + name + "' has no data: send it in contents." + field + " or raw_input_contents");
   if (static_cast<uint64_t>(size) != count)
     throw grpc_invalid("input '" + name + "': " + field + " has " + std::to_string(size) + " elements but shape " +
                        grpc_shape_text(dims) + " needs " + std::to_string(count));
@@ -590,6 +606,7 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
                                             const inference::RepositoryIndexRequest* req,
                                             inference::RepositoryIndexResponse* resp) override {
     return unary(ctx, "RepositoryIndex", {}, [&] {
+      grpc_no_repository_name(req->repository_name());
       for (RepoEntry& e : core_.repository_index(req->ready())) {
         auto* m = resp->add_models();
         m->set_name(std::move(e.name));
@@ -606,6 +623,7 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
                                                 const inference::RepositoryModelLoadRequest* req,
                                                 inference::RepositoryModelLoadResponse*) override {
     return unary(ctx, "RepositoryModelLoad", req->model_name(), [&] {
+      grpc_no_repository_name(req->repository_name());
       std::string config;
       for (const auto& [key, p] : req->parameters()) {
         if (key == "config") {
@@ -623,7 +641,10 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
   grpc::ServerUnaryReactor* RepositoryModelUnload(grpc::CallbackServerContext* ctx,
                                                   const inference::RepositoryModelUnloadRequest* req,
                                                   inference::RepositoryModelUnloadResponse*) override {
-    return unary(ctx, "RepositoryModelUnload", req->model_name(), [&] { core_.unload_model(req->model_name()); });
+    return unary(ctx, "RepositoryModelUnload", req->model_name(), [&] {
+      grpc_no_repository_name(req->repository_name());
+      core_.unload_model(req->model_name());  // unload_dependents: nothing depends on anything here
+    });
   }
 
   grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* ctx, const ModelInferRequest* req,
@@ -677,6 +698,8 @@ class GrpcInferenceService final : public inference::GRPCInferenceService::Callb
       fill();
     } catch (const ServeError& e) {
       st = grpc_status_of(e.status());
+    } catch (const GrpcRpcError& e) {
+      st = e.status;
     } catch (const std::exception& e) {
       st = grpc::Status(grpc::StatusCode::INTERNAL, e.what());
     }
@@ -703,8 +726,7 @@ class GrpcHealthService;
 // (notifications in progress), so OnDone deletes it only when none is left.
 class GrpcHealthWatch final : public grpc::ServerWriteReactor<HealthCheckResponse> {
  public:
-  GrpcHealthWatch(GrpcHealthService& owner, HealthCheckResponse::ServingStatus initial, bool access_log)
-      : owner_(owner), want_(initial), access_log_(access_log) {}
+  GrpcHealthWatch(GrpcHealthService& owner, bool access_log) : owner_(owner), access_log_(access_log) {}
 
   // Starts the first write; separate from the constructor so that the watcher is registered first.
   void begin() {
@@ -775,7 +797,7 @@ class GrpcHealthWatch final : public grpc::ServerWriteReactor<HealthCheckRespons
   GrpcHealthService& owner_;
   std::mutex mu_;
   HealthCheckResponse response_;  // the message being written (changed only while no write is outstanding)
-  HealthCheckResponse::ServingStatus want_;
+  HealthCheckResponse::ServingStatus want_ = HealthCheckResponse::UNKNOWN;  // set by the service at once
   std::optional<HealthCheckResponse::ServingStatus> sent_;
   const bool access_log_;
   const GrpcClock::time_point start_ = GrpcClock::now();
@@ -837,10 +859,13 @@ class GrpcHealthService final : public grpc::health::v1::Health::CallbackService
   }
 
   grpc::ServerWriteReactor<HealthCheckResponse>* watch(const std::string& service) {
-    auto* w = new GrpcHealthWatch(*this, status_of(service), access_log_);
+    auto* w = new GrpcHealthWatch(*this, access_log_);
     {
+      // The status is read after the watcher joined the set: a set_not_serving() either finds it there or has
+      // already set the flag read here, so no change is missed.
       std::lock_guard lk(mu_);
       watchers_.insert(w);
+      w->want_ = status_of(service);
     }
     w->begin();
     return w;
@@ -888,7 +913,8 @@ std::string grpc_listen_address(const std::string& address, int port) {
 }  // namespace
 
 struct GrpcFront::Impl {
-  Impl(Core& c, GrpcOptions o) : core(c), options(std::move(o)), inference(c, options.access_log), health(c, options.access_log) {}
+  Impl(Core& c, GrpcOptions o)
+      : core(c), options(std::move(o)), inference(c, options.access_log), health(c, options.access_log) {}
   Core& core;
   GrpcOptions options;
   GrpcInferenceService inference;
@@ -922,7 +948,8 @@ void GrpcFront::start() {
       s.server->Wait();
       s.server.reset();
     }
-    throw ServeError(Code::Unavailable, "gRPC: cannot listen on " + address + " (in use, or not an address of this host)");
+    throw ServeError(Code::Unavailable,
+                     "gRPC: cannot listen on " + address + " (in use, or not an address of this host)");
   }
   s.port = selected;
 }

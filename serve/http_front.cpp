@@ -30,6 +30,7 @@
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/util/json_util.h>
+#include <zlib.h>
 
 #include "fronts.hpp"
 #include "ir/tensor_alloc.hpp"
@@ -60,6 +61,53 @@ struct HttpBodyBuffer {
   size_t size = 0;
   std::string_view view() const { return {data, size}; }
 };
+
+// A gzip or deflate request body (Content-Encoding), inflated into a buffer laid out as HttpAlignedBody lays out a
+// plain one (the binary part 64-byte aligned). The inflated size is bounded by the body limit, so a small
+// compressed body cannot expand into an unbounded allocation.
+HttpBodyBuffer http_inflate_body(std::string_view in, bool gzip, uint64_t json_len, uint64_t limit) {
+  std::string out;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // "deflate" means a zlib stream (RFC 9110), but some clients send raw deflate: retry raw once.
+    const int window_bits = gzip ? 16 + MAX_WBITS : (attempt == 0 ? MAX_WBITS : -MAX_WBITS);
+    z_stream z{};
+    if (inflateInit2(&z, window_bits) != Z_OK) throw ServeError(Code::Internal, "cannot start zlib");
+    out.clear();
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = static_cast<uInt>(in.size());
+    int rc = Z_OK;
+    char chunk[65536];
+    while (rc != Z_STREAM_END) {
+      z.next_out = reinterpret_cast<Bytef*>(chunk);
+      z.avail_out = sizeof chunk;
+      rc = inflate(&z, Z_NO_FLUSH);
+      out.append(chunk, sizeof chunk - z.avail_out);
+      if (out.size() > limit) {
+        inflateEnd(&z);
+        throw ServeError(Code::TooLarge, "the request body inflates to more than the limit of " +
+                                             std::to_string(limit) + " bytes");
+      }
+      if (rc == Z_STREAM_END) break;
+      if (rc != Z_OK && !(rc == Z_BUF_ERROR && z.avail_in > 0)) break;
+      if (z.avail_in == 0 && z.avail_out != 0) break;  // input ended before the stream did
+    }
+    inflateEnd(&z);
+    if (rc == Z_STREAM_END) {
+      const size_t pad = (64 - json_len % 64) % 64;
+      HttpBodyBuffer body;
+      body.storage = allocate_buffer(out.size() + pad);
+      char* base = static_cast<char*>(body.storage.get()) + pad;
+      std::memcpy(base, out.data(), out.size());
+      body.data = base;
+      body.size = out.size();
+      return body;
+    }
+    if (gzip || attempt == 1 || rc != Z_DATA_ERROR)
+      throw ServeError(Code::InvalidArgument, std::string("the request body is not valid ") +
+                                                  (gzip ? "gzip" : "deflate") + " data (Content-Encoding)");
+  }
+  throw ServeError(Code::InvalidArgument, "the request body is not valid deflate data (Content-Encoding)");
+}
 
 struct HttpAlignedBody {
   using value_type = HttpBodyBuffer;
@@ -308,159 +356,317 @@ const char* http_json_kind(const json& v) {
   }
 }
 
-// Calls f(leaf, index) for each element of `data` in row-major order: `data` is either flat (count scalars) or
-// nested exactly as `dims` say.
-template <class F>
-void http_walk_data(const json& data, const std::vector<int64_t>& dims, uint64_t count, const std::string& what,
-                    F&& f) {
-  if (!data.is_array()) throw http_bad(what + ": \"data\" must be an array, not " + http_json_kind(data));
-  const bool nested = !data.empty() && data.front().is_array();
-  if (!nested) {
-    if (data.size() != count)
-      throw http_bad(what + ": \"data\" has " + std::to_string(data.size()) + " elements but shape " +
-                     http_shape_text(dims) + " has " + std::to_string(count));
-    uint64_t i = 0;
-    for (const json& v : data) {
-      if (v.is_array()) throw http_bad(what + ": \"data\" mixes arrays and values");
-      f(v, i++);
-    }
-    return;
-  }
-  uint64_t index = 0;
-  auto mismatch = [&] {
-    return http_bad(what + ": nested \"data\" does not match shape " + http_shape_text(dims));
-  };
-  auto walk = [&](auto& self, const json& node, size_t depth) -> void {
-    if (depth >= dims.size() || !node.is_array() || node.size() != static_cast<uint64_t>(dims[depth])) throw mismatch();
-    if (depth + 1 == dims.size()) {
-      for (const json& v : node) {
-        if (v.is_array() || v.is_object()) throw mismatch();
-        f(v, index++);
-      }
-    } else {
-      for (const json& v : node) self(self, v, depth + 1);
-    }
-  };
-  walk(walk, data, 0);
-}
-
 std::string http_value_text(const json& v) {
   std::string s = v.dump();
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;
 }
 
+// ---- Inputs' "data" arrays, captured by a SAX parse ----
+// A DOM holds each JSON number as a 16-byte node that must be allocated, walked and freed node by node (a
+// million-element input took half a second); the request parser below builds the DOM for everything but the
+// inputs' "data" arrays, whose scalars it collects flat, with what it needs to check their nesting.
+
+struct HttpLeaf {
+  enum Kind : uint8_t { Int, Uint, Float, Bool, String, Null } kind;
+  union {
+    int64_t i;
+    uint64_t u;
+    double d;
+    bool b;
+    size_t s;  // index into HttpDataArray::strings
+  };
+};
+
+struct HttpDataArray {
+  std::vector<HttpLeaf> leaves;
+  std::vector<std::string> strings;
+  std::vector<int64_t> dims;  // the size of the arrays at each depth, as first seen
+  size_t leaf_depth = 0;      // the depth (1: the top array) the scalars sit at; 0: none yet
+  bool irregular = false;     // arrays of one depth differ in size, or scalars sit at several depths
+};
+
+const char* http_leaf_kind(const HttpLeaf& v) {
+  switch (v.kind) {
+    case HttpLeaf::Null: return "null";
+    case HttpLeaf::Bool: return "a boolean";
+    case HttpLeaf::String: return "a string";
+    case HttpLeaf::Float: return "a non-integer number";
+    default: return "a number";
+  }
+}
+
+std::string http_leaf_text(const HttpLeaf& v, const HttpDataArray& a) {
+  switch (v.kind) {
+    case HttpLeaf::Int: return std::to_string(v.i);
+    case HttpLeaf::Uint: return std::to_string(v.u);
+    case HttpLeaf::Float: {
+      std::string s;
+      http_append_number(s, v.d);
+      return s;
+    }
+    case HttpLeaf::Bool: return v.b ? "true" : "false";
+    case HttpLeaf::String: return json(a.strings[v.s]).dump().substr(0, 40);
+    default: return "null";
+  }
+}
+
+// Checks the captured nesting against `dims`: flat (count scalars) or nested exactly as `dims` say.
+void http_check_data(const HttpDataArray& a, const std::vector<int64_t>& dims, uint64_t count, const std::string& what) {
+  const size_t depth = a.dims.size();
+  if (depth <= 1) {
+    if (a.leaves.size() != count)
+      throw http_bad(what + ": \"data\" has " + std::to_string(a.leaves.size()) + " elements but shape " +
+                     http_shape_text(dims) + " has " + std::to_string(count));
+    return;
+  }
+  if (a.irregular || (a.leaf_depth != 0 && a.leaf_depth != depth) || a.dims != dims)
+    throw http_bad(what + ": nested \"data\" does not match shape " + http_shape_text(dims));
+}
+
 template <class T>
-T http_json_int(const json& v, uint64_t i, const std::string& what, std::string_view dt) {
+T http_leaf_int(const HttpLeaf& v, uint64_t i, const HttpDataArray& a, const std::string& what, std::string_view dt) {
   auto range = [&] {
-    return http_bad(what + ": element " + std::to_string(i) + " (" + http_value_text(v) + ") is out of range for " +
+    return http_bad(what + ": element " + std::to_string(i) + " (" + http_leaf_text(v, a) + ") is out of range for " +
                     std::string(dt));
   };
-  if (v.is_number_unsigned()) {
-    const uint64_t u = v.get_ref<const json::number_unsigned_t&>();
-    if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) throw range();
-    return static_cast<T>(u);
+  if (v.kind == HttpLeaf::Uint) {
+    if (v.u > static_cast<uint64_t>(std::numeric_limits<T>::max())) throw range();
+    return static_cast<T>(v.u);
   }
-  if (v.is_number_integer()) {
-    const int64_t s = v.get_ref<const json::number_integer_t&>();
+  if (v.kind == HttpLeaf::Int) {
     if constexpr (std::is_unsigned_v<T>) {
-      if (s < 0 || static_cast<uint64_t>(s) > static_cast<uint64_t>(std::numeric_limits<T>::max())) throw range();
+      if (v.i < 0 || static_cast<uint64_t>(v.i) > static_cast<uint64_t>(std::numeric_limits<T>::max())) throw range();
     } else {
-      if (s < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-          s > static_cast<int64_t>(std::numeric_limits<T>::max()))
+      if (v.i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          v.i > static_cast<int64_t>(std::numeric_limits<T>::max()))
         throw range();
     }
-    return static_cast<T>(s);
+    return static_cast<T>(v.i);
   }
-  throw http_bad(what + ": element " + std::to_string(i) + " is " + http_json_kind(v) + ", not an integer as " +
+  throw http_bad(what + ": element " + std::to_string(i) + " is " + http_leaf_kind(v) + ", not an integer as " +
                  std::string(dt) + " needs");
 }
 
-double http_json_float(const json& v, uint64_t i, const std::string& what, std::string_view dt, double max) {
-  if (!v.is_number())
-    throw http_bad(what + ": element " + std::to_string(i) + " is " + http_json_kind(v) + ", not a number as " +
-                   std::string(dt) + " needs");
-  const double d = v.get<double>();
+double http_leaf_float(const HttpLeaf& v, uint64_t i, const HttpDataArray& a, const std::string& what,
+                       std::string_view dt, double max) {
+  double d;
+  switch (v.kind) {
+    case HttpLeaf::Float: d = v.d; break;
+    case HttpLeaf::Int: d = static_cast<double>(v.i); break;
+    case HttpLeaf::Uint: d = static_cast<double>(v.u); break;
+    default:
+      throw http_bad(what + ": element " + std::to_string(i) + " is " + http_leaf_kind(v) + ", not a number as " +
+                     std::string(dt) + " needs");
+  }
   if (std::fabs(d) > max)
-    throw http_bad(what + ": element " + std::to_string(i) + " (" + http_value_text(v) + ") is out of range for " +
+    throw http_bad(what + ": element " + std::to_string(i) + " (" + http_leaf_text(v, a) + ") is out of range for " +
                    std::string(dt));
   return d;
 }
 
-template <class T>
-Tensor http_fill_ints(const json& data, DataType dt, const std::vector<int64_t>& dims, uint64_t count,
-                      const std::string& what, std::string_view dtname) {
+template <class T, class Conv>
+Tensor http_fill(const HttpDataArray& a, DataType dt, const std::vector<int64_t>& dims, Conv conv) {
   Tensor t = allocate_for_overwrite(dt, dims);
   T* out = t.mutable_data<T>();
-  http_walk_data(data, dims, count, what,
-                 [&](const json& v, uint64_t i) { out[i] = http_json_int<T>(v, i, what, dtname); });
+  const size_t n = a.leaves.size();
+  for (size_t i = 0; i < n; ++i) out[i] = conv(a.leaves[i], i);
   return t;
 }
 
-// An input tensor from JSON "data".
-Tensor http_tensor_from_json(const json& data, DataType dt, std::string_view dtname, const std::vector<int64_t>& dims,
+template <class T>
+Tensor http_fill_ints(const HttpDataArray& a, DataType dt, const std::vector<int64_t>& dims, const std::string& what,
+                      std::string_view dtname) {
+  return http_fill<T>(a, dt, dims,
+                      [&](const HttpLeaf& v, uint64_t i) { return http_leaf_int<T>(v, i, a, what, dtname); });
+}
+
+// An input tensor from its captured JSON "data" (whose strings it takes).
+Tensor http_tensor_from_data(HttpDataArray& a, DataType dt, std::string_view dtname, const std::vector<int64_t>& dims,
                              uint64_t count, const std::string& what) {
+  http_check_data(a, dims, count, what);
   switch (dt) {
-    case DataType::Float: {
-      Tensor t = allocate_for_overwrite(dt, dims);
-      float* out = t.mutable_data<float>();
-      http_walk_data(data, dims, count, what, [&](const json& v, uint64_t i) {
-        out[i] = static_cast<float>(http_json_float(v, i, what, dtname, FLT_MAX));
+    case DataType::Float:
+      return http_fill<float>(a, dt, dims, [&](const HttpLeaf& v, uint64_t i) {
+        return static_cast<float>(http_leaf_float(v, i, a, what, dtname, FLT_MAX));
       });
-      return t;
-    }
-    case DataType::Double: {
-      Tensor t = allocate_for_overwrite(dt, dims);
-      double* out = t.mutable_data<double>();
-      http_walk_data(data, dims, count, what, [&](const json& v, uint64_t i) {
-        out[i] = http_json_float(v, i, what, dtname, DBL_MAX);
+    case DataType::Double:
+      return http_fill<double>(a, dt, dims, [&](const HttpLeaf& v, uint64_t i) {
+        return http_leaf_float(v, i, a, what, dtname, DBL_MAX);
       });
-      return t;
-    }
     case DataType::Float16:
-    case DataType::BFloat16: {
-      const bool half = dt == DataType::Float16;
-      Tensor t = allocate_for_overwrite(dt, dims);
-      uint16_t* out = t.mutable_data<uint16_t>();
-      http_walk_data(data, dims, count, what, [&](const json& v, uint64_t i) {
-        const float f = static_cast<float>(http_json_float(v, i, what, dtname, half ? 65504.0 : 3.3895313892515355e38));
-        out[i] = half ? float_to_half(f) : float_to_bfloat16(f);
+      return http_fill<uint16_t>(a, dt, dims, [&](const HttpLeaf& v, uint64_t i) {
+        return float_to_half(static_cast<float>(http_leaf_float(v, i, a, what, dtname, 65504.0)));
       });
-      return t;
-    }
-    case DataType::Int8: return http_fill_ints<int8_t>(data, dt, dims, count, what, dtname);
-    case DataType::UInt8: return http_fill_ints<uint8_t>(data, dt, dims, count, what, dtname);
-    case DataType::Int16: return http_fill_ints<int16_t>(data, dt, dims, count, what, dtname);
-    case DataType::UInt16: return http_fill_ints<uint16_t>(data, dt, dims, count, what, dtname);
-    case DataType::Int32: return http_fill_ints<int32_t>(data, dt, dims, count, what, dtname);
-    case DataType::UInt32: return http_fill_ints<uint32_t>(data, dt, dims, count, what, dtname);
-    case DataType::Int64: return http_fill_ints<int64_t>(data, dt, dims, count, what, dtname);
-    case DataType::UInt64: return http_fill_ints<uint64_t>(data, dt, dims, count, what, dtname);
-    case DataType::Bool: {
-      Tensor t = allocate_for_overwrite(dt, dims);
-      uint8_t* out = t.mutable_data<uint8_t>();
-      http_walk_data(data, dims, count, what, [&](const json& v, uint64_t i) {
-        if (!v.is_boolean())
-          throw http_bad(what + ": element " + std::to_string(i) + " is " + http_json_kind(v) +
+    case DataType::BFloat16:
+      return http_fill<uint16_t>(a, dt, dims, [&](const HttpLeaf& v, uint64_t i) {
+        return float_to_bfloat16(static_cast<float>(http_leaf_float(v, i, a, what, dtname, 3.3895313892515355e38)));
+      });
+    case DataType::Int8: return http_fill_ints<int8_t>(a, dt, dims, what, dtname);
+    case DataType::UInt8: return http_fill_ints<uint8_t>(a, dt, dims, what, dtname);
+    case DataType::Int16: return http_fill_ints<int16_t>(a, dt, dims, what, dtname);
+    case DataType::UInt16: return http_fill_ints<uint16_t>(a, dt, dims, what, dtname);
+    case DataType::Int32: return http_fill_ints<int32_t>(a, dt, dims, what, dtname);
+    case DataType::UInt32: return http_fill_ints<uint32_t>(a, dt, dims, what, dtname);
+    case DataType::Int64: return http_fill_ints<int64_t>(a, dt, dims, what, dtname);
+    case DataType::UInt64: return http_fill_ints<uint64_t>(a, dt, dims, what, dtname);
+    case DataType::Bool:
+      return http_fill<uint8_t>(a, dt, dims, [&](const HttpLeaf& v, uint64_t i) -> uint8_t {
+        if (v.kind != HttpLeaf::Bool)
+          throw http_bad(what + ": element " + std::to_string(i) + " is " + http_leaf_kind(v) +
                          ", not true or false as BOOL needs");
-        out[i] = v.get<bool>() ? 1 : 0;
+        return v.b ? 1 : 0;
       });
-      return t;
-    }
     case DataType::String: {
-      std::vector<std::string> values(count);
-      http_walk_data(data, dims, count, what, [&](const json& v, uint64_t i) {
-        if (!v.is_string())
-          throw http_bad(what + ": element " + std::to_string(i) + " is " + http_json_kind(v) +
+      std::vector<std::string> values(a.leaves.size());
+      for (size_t i = 0; i < a.leaves.size(); ++i) {
+        const HttpLeaf& v = a.leaves[i];
+        if (v.kind != HttpLeaf::String)
+          throw http_bad(what + ": element " + std::to_string(i) + " is " + http_leaf_kind(v) +
                          ", not a string as BYTES needs");
-        values[i] = v.get<std::string>();
-      });
+        values[i] = std::move(a.strings[v.s]);
+      }
       return Tensor::strings({}, dims, std::move(values));
     }
     default:
       throw http_bad(what + ": datatype " + std::string(dtname) + " is not supported");
   }
 }
+
+// nlohmann's SAX interface: builds the DOM (as nlohmann's own DOM parser does: a stack of the open containers)
+// except for arrays under "data" in the objects of the top-level "inputs" array, which go to `arrays`; the DOM
+// holds a binary value there (which JSON text cannot produce) whose subtype is the array's index.
+class HttpInferSax {
+ public:
+  json root;
+  std::vector<HttpDataArray> arrays;
+  std::string error;       // malformed JSON
+  std::string data_error;  // well-formed JSON that no input's "data" can be
+
+  bool null() { return scalar(nullptr, HttpLeaf{HttpLeaf::Null, {}}); }
+  bool boolean(bool v) {
+    HttpLeaf l{HttpLeaf::Bool, {}};
+    l.b = v;
+    return scalar(v, l);
+  }
+  bool number_integer(json::number_integer_t v) { return scalar(v, HttpLeaf{HttpLeaf::Int, {v}}); }
+  bool number_unsigned(json::number_unsigned_t v) {
+    HttpLeaf l{HttpLeaf::Uint, {}};
+    l.u = v;
+    return scalar(v, l);
+  }
+  bool number_float(json::number_float_t v, const json::string_t&) {
+    HttpLeaf l{HttpLeaf::Float, {}};
+    l.d = v;
+    return scalar(v, l);
+  }
+  bool string(json::string_t& v) {
+    if (capture_) {
+      HttpLeaf l{HttpLeaf::String, {}};
+      l.s = capture_->strings.size();
+      capture_->strings.push_back(std::move(v));
+      return leaf(l);
+    }
+    add(std::move(v));
+    return true;
+  }
+  bool binary(json::binary_t&) { return false; }  // not produced by JSON text
+  bool start_object(std::size_t) {
+    if (capture_) {
+      data_error = "an input's \"data\" holds an object, not numbers, booleans or strings";
+      return false;
+    }
+    stack_.push_back(add(json::object()));
+    return true;
+  }
+  bool key(json::string_t& k) {
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() {
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) {
+    if (capture_) {
+      HttpDataArray& a = *capture_;
+      ++counts_.back();
+      counts_.push_back(0);
+      if (a.dims.size() < counts_.size()) a.dims.push_back(-1);
+      return true;
+    }
+    if (stack_.size() == 3 && stack_[1] == inputs_ && stack_[2]->is_object() && key_ == "data") {
+      (*stack_[2])["data"] = json::binary({}, static_cast<std::uint64_t>(arrays.size()));
+      capture_ = &arrays.emplace_back();
+      counts_.assign(1, 0);
+      capture_->dims.push_back(-1);
+      return true;
+    }
+    json* a = add(json::array());
+    if (stack_.size() == 1 && stack_[0]->is_object() && key_ == "inputs") inputs_ = a;
+    stack_.push_back(a);
+    return true;
+  }
+  bool end_array() {
+    if (capture_) {
+      HttpDataArray& a = *capture_;
+      const size_t depth = counts_.size();
+      const auto n = static_cast<int64_t>(counts_.back());
+      if (a.dims[depth - 1] == -1)
+        a.dims[depth - 1] = n;
+      else if (a.dims[depth - 1] != n)
+        a.irregular = true;
+      counts_.pop_back();
+      if (counts_.empty()) capture_ = nullptr;
+      return true;
+    }
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error = e.what();
+    return false;
+  }
+
+ private:
+  template <class V>
+  bool scalar(V&& v, const HttpLeaf& l) {
+    if (capture_) return leaf(l);
+    add(std::forward<V>(v));
+    return true;
+  }
+  bool leaf(const HttpLeaf& l) {
+    HttpDataArray& a = *capture_;
+    ++counts_.back();
+    if (a.leaf_depth == 0)
+      a.leaf_depth = counts_.size();
+    else if (a.leaf_depth != counts_.size())
+      a.irregular = true;
+    a.leaves.push_back(l);
+    return true;
+  }
+  template <class V>
+  json* add(V&& v) {
+    if (stack_.empty()) {
+      root = json(std::forward<V>(v));
+      return &root;
+    }
+    json& top = *stack_.back();
+    if (top.is_array()) {
+      top.get_ref<json::array_t&>().emplace_back(std::forward<V>(v));
+      return &top.get_ref<json::array_t&>().back();
+    }
+    json& slot = top[key_];
+    slot = json(std::forward<V>(v));
+    return &slot;
+  }
+
+  std::vector<json*> stack_;  // the open containers of the DOM
+  std::string key_;           // the last object key
+  json* inputs_ = nullptr;    // the top-level "inputs" array
+  HttpDataArray* capture_ = nullptr;
+  std::vector<uint64_t> counts_;  // while capturing: elements so far in each open array
+};
 
 const json* http_member(const json& obj, const char* key) {
   auto it = obj.find(key);
@@ -526,7 +732,10 @@ InferRequest http_parse_infer(const HttpBodyBuffer& body, std::optional<uint64_t
     binary = all.substr(*header_len);
   }
   if (json_text.empty()) throw http_bad("the inference request has no JSON body");
-  const json j = http_parse_json(json_text, "the inference request");
+  HttpInferSax sax;
+  if (!json::sax_parse(json_text.begin(), json_text.end(), &sax))
+    throw http_bad(!sax.data_error.empty() ? sax.data_error : "malformed JSON in the inference request: " + sax.error);
+  const json& j = sax.root;
   if (!j.is_object()) throw http_bad("the inference request must be a JSON object");
 
   InferRequest r;
@@ -609,7 +818,8 @@ InferRequest http_parse_infer(const HttpBodyBuffer& body, std::optional<uint64_t
                            std::to_string(bad->byte) + ", not 0 or 1");
       }
     } else if (data) {
-      tensor.data = http_tensor_from_json(*data, *dt, dtname, dims, count, what);
+      if (!data->is_binary()) throw http_bad(what + ": \"data\" must be an array, not " + http_json_kind(*data));
+      tensor.data = http_tensor_from_data(sax.arrays.at(data->get_binary().subtype()), *dt, dtname, dims, count, what);
       tensor.data.set_name(tensor.name);
     } else {
       throw http_bad(what + ": has neither \"data\" nor binary_data_size");
@@ -839,6 +1049,9 @@ struct HttpSession : std::enable_shared_from_this<HttpSession> {
   }
 
   void read_body() {
+    // Beast reads as much as the buffer's spare capacity (at least 512 bytes): a small buffer would take a body of
+    // a megabyte in thousands of reads.
+    if (buffer.capacity() < 65536) buffer.reserve(65536);
     http::async_read(socket, buffer, *parser, [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->on_read_error(ec);
       self->bytes_in = self->parser->get().body().size;
@@ -849,6 +1062,7 @@ struct HttpSession : std::enable_shared_from_this<HttpSession> {
   // Dispatches a complete request. Errors thrown by the routes become {"error": ...} answers.
   void handle() {
     try {
+      decode_content_encoding();
       route();
     } catch (const ServeError& e) {
       send_error(http_status(e.code()), e.what());
@@ -857,6 +1071,25 @@ struct HttpSession : std::enable_shared_from_this<HttpSession> {
     } catch (const std::exception& e) {
       send_error(500, e.what());
     }
+  }
+
+  // Triton's HTTP endpoint takes gzip and deflate request bodies; the body is replaced by its inflated bytes.
+  void decode_content_encoding() {
+    auto& req = parser->get();
+    auto it = req.find(http::field::content_encoding);
+    if (it == req.end()) return;
+    const auto enc = it->value();
+    if (enc.empty() || beast::iequals(enc, "identity")) return;
+    const bool gzip = beast::iequals(enc, "gzip");
+    if (!gzip && !beast::iequals(enc, "deflate"))
+      throw ServeError(Code::InvalidArgument,
+                       "unsupported Content-Encoding '" + std::string(enc) + "' (gzip, deflate or identity)");
+    uint64_t json_len = 0;
+    if (auto h = req.find(kHttpBinaryHeader); h != req.end()) {
+      const auto v = h->value();
+      std::from_chars(v.data(), v.data() + v.size(), json_len);
+    }
+    req.body() = http_inflate_body(req.body().view(), gzip, json_len, shared->options.max_body);
   }
 
   void require(http::verb v) {
@@ -944,7 +1177,17 @@ struct HttpSession : std::enable_shared_from_this<HttpSession> {
       }
       if (action == "ready") {
         require(http::verb::get);
-        send(core.model_ready(model, version) ? 200 : 503, {}, {});
+        if (!core.model_ready(model, version)) {
+          // model_ready() does not tell an unknown model from one not ready: the metadata call does (NotFound).
+          try {
+            core.model_metadata(model, version);
+          } catch (const ServeError& e) {
+            if (e.code() == Code::NotFound) throw;
+          }
+          send(503, {}, {});
+          return true;
+        }
+        send(200, {}, {});
         return true;
       }
       if (action == "config") {
