@@ -957,7 +957,16 @@ struct HttpShared {
   HttpShared(Core& c, HttpOptions o) : core(c), options(std::move(o)) {}
   Core& core;
   HttpOptions options;
-  net::io_context ioc{std::max(1, options.threads)};
+  // One io_context per I/O thread, each connection on one of them: a connection's reads, handlers and writes stay
+  // on one thread. With one io_context run by several threads, a completion could wake another thread (a
+  // cross-core hand-off of some 10 µs, twice a request).
+  std::vector<std::unique_ptr<net::io_context>> iocs = [n = std::max(1, options.threads)] {
+    std::vector<std::unique_ptr<net::io_context>> v;
+    for (int i = 0; i < n; ++i) v.push_back(std::make_unique<net::io_context>(1));
+    return v;
+  }();
+  std::atomic<size_t> next_ioc{0};
+  net::io_context& pick_ioc() { return *iocs[next_ioc.fetch_add(1) % iocs.size()]; }
   std::mutex mutex;
   bool stopped = false;  // under mutex: no new session starts, no response is posted
   std::unordered_map<HttpSession*, std::weak_ptr<HttpSession>> sessions;
@@ -1475,11 +1484,13 @@ struct HttpFront::Impl {
   std::shared_ptr<HttpShared> shared;
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
+  // Keep each io_context's run() going while its thread has no connection.
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> guards;
   int port = 0;
   bool running = false;
 
   void accept() {
-    acceptor->async_accept(net::make_strand(shared->ioc), [this](beast::error_code ec, tcp::socket s) {
+    acceptor->async_accept(net::make_strand(shared->pick_ioc()), [this](beast::error_code ec, tcp::socket s) {
       if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
       if (!ec) {
         beast::error_code ignored;
@@ -1504,7 +1515,7 @@ void HttpFront::start() {
   const HttpOptions& o = m.shared->options;
   try {
     const tcp::endpoint ep(net::ip::make_address(o.address), static_cast<unsigned short>(o.port));
-    m.acceptor.emplace(net::make_strand(m.shared->ioc));  // its handlers and stop()'s close never overlap
+    m.acceptor.emplace(net::make_strand(*m.shared->iocs[0]));  // its handlers and stop()'s close never overlap
     m.acceptor->open(ep.protocol());
     m.acceptor->set_option(net::socket_base::reuse_address(true));
     m.acceptor->bind(ep);
@@ -1517,18 +1528,19 @@ void HttpFront::start() {
   }
   m.running = true;
   m.accept();
-  const int n = std::max(1, o.threads);
-  for (int i = 0; i < n; ++i)
-    m.threads.emplace_back([shared = m.shared] {
+  for (auto& ioc : m.shared->iocs) {
+    m.guards.push_back(net::make_work_guard(*ioc));
+    m.threads.emplace_back([shared = m.shared, ioc = ioc.get()] {
       for (;;) {
         try {
-          shared->ioc.run();
+          ioc->run();
           return;
         } catch (const std::exception& e) {
           std::fprintf(stderr, "onyx serve: HTTP I/O thread: %s\n", e.what());
         }
       }
     });
+  }
 }
 
 void HttpFront::stop() {
@@ -1549,6 +1561,7 @@ void HttpFront::stop() {
   });
   for (auto& s : live) net::post(s->socket.get_executor(), [s] { s->close(); });
   live.clear();
+  m.guards.clear();
   for (auto& t : m.threads) t.join();
   m.threads.clear();
   m.acceptor.reset();

@@ -612,10 +612,11 @@ void VersionRuntime::submit(InferRequest request, InferDone done) {
       return;
     }
     pending_.fetch_add(1);
-    // Without batching, a request that finds an instance free and nobody waiting runs on the caller's thread:
-    // two thread hand-offs (to an instance and back) cost more than a small model's run. It holds an instance's
-    // slot meanwhile, so no more runs than instances happen at once either way.
-    if (!batching_ && queue_.empty() && free_slots_ > 0) {
+    // A request that finds an instance free and nobody waiting runs on the caller's thread: two thread hand-offs
+    // (to an instance and back) cost more than a small model's run. It holds an instance's slot meanwhile, so no
+    // more runs than instances happen at once either way. With batching this is the batch an instance would form
+    // at once when the queue delay is 0; a delay makes the request wait for others in the queue.
+    if ((!batching_ || queue_delay_.count() == 0) && queue_.empty() && free_slots_ > 0) {
       --free_slots_;
       run_here = true;
     } else {
