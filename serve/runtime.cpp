@@ -612,11 +612,14 @@ void VersionRuntime::submit(InferRequest request, InferDone done) {
       return;
     }
     pending_.fetch_add(1);
-    // A request that finds an instance free and nobody waiting runs on the caller's thread: two thread hand-offs
-    // (to an instance and back) cost more than a small model's run. It holds an instance's slot meanwhile, so no
-    // more runs than instances happen at once either way. With batching this is the batch an instance would form
-    // at once when the queue delay is 0; a delay makes the request wait for others in the queue.
-    if ((!batching_ || queue_delay_.count() == 0) && queue_.empty() && free_slots_ > 0) {
+    // A request to a model whose runs are short, that finds an instance free and nobody waiting, runs on the
+    // caller's thread: two thread hand-offs (to an instance and back, some 10 µs each) cost more than such a run.
+    // It holds an instance's slot meanwhile, so no more runs than instances happen at once either way. Long runs
+    // go to the instances, so a front's I/O thread (and the health probes it serves) is never held for long. With
+    // batching this is the batch an instance would form at once when the queue delay is 0; a delay makes the
+    // request wait for others in the queue.
+    if (mean_run_ns_.load(std::memory_order_relaxed) < kInlineRunNs && (!batching_ || queue_delay_.count() == 0) &&
+        queue_.empty() && free_slots_ > 0) {
       --free_slots_;
       run_here = true;
     } else {
@@ -760,6 +763,11 @@ void VersionRuntime::execute(std::vector<Pending>& batch) {
     t_in = std::chrono::steady_clock::now();
     results = session_->run(feeds, output_names);
     t_run = std::chrono::steady_clock::now();
+    {
+      // A running mean (weight 1/8) of the run time decides which requests run on their caller's thread.
+      const uint64_t t = ns_between(t_in, t_run), m = mean_run_ns_.load(std::memory_order_relaxed);
+      mean_run_ns_.store(m == kUnknownRunNs ? t : (m * 7 + t) / 8, std::memory_order_relaxed);
+    }
     for (const auto& [n, d] : results) {
       if (!d.is_tensor())
         throw ServeError(Code::Internal, "output '" + n + "' is " + d.describe() + ", not a tensor");

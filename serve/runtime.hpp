@@ -89,6 +89,9 @@ class VersionRuntime {
   std::deque<Pending> queue_;
   bool stopping_ = false;
   int free_slots_ = 0;  // instances not running a request now (runs on a caller's thread take one too)
+  // Runs shorter than this on average may run on the caller's thread (submit()); unknown until the first run.
+  static constexpr uint64_t kInlineRunNs = 500'000, kUnknownRunNs = ~uint64_t(0);
+  std::atomic<uint64_t> mean_run_ns_{kUnknownRunNs};
   std::vector<std::thread> instances_;
   std::atomic<uint64_t> pending_{0};
 
