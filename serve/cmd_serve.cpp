@@ -23,7 +23,7 @@ const char* const kServeUsage =
     "model files over the KServe v2 protocol as Triton speaks it: REST (HTTP/1.1, JSON and binary tensors), gRPC\n"
     "(inference.GRPCInferenceService and grpc.health.v1) and Prometheus metrics (GET /metrics).\n"
     "Every option falls back to an environment variable: ONYX_ + its name in capitals (ONYX_HTTP_PORT, ...);\n"
-    "ONYX_MODEL_REPOSITORY takes a comma-separated list.\n"
+    "ONYX_MODEL_REPOSITORY and ONYX_LOAD_MODEL take comma-separated lists.\n"
     "\n"
     "  --model-repository PATH    a repository folder or a model file (repeatable)\n"
     "  --http-port N              REST port (default 8000; 0 picks a free one)\n"
@@ -117,6 +117,15 @@ int cmd_serve(const std::vector<std::string>& argv) {
   else
     fail("--model-control-mode is '", mode, "'; it takes none, explicit or poll");
   for (const auto& m : args.values("--load-model")) core_opts.startup_models.insert(m);
+  if (core_opts.startup_models.empty())
+    if (const char* e = std::getenv("ONYX_LOAD_MODEL"); e && *e) {
+      const std::string list = e;
+      for (size_t start = 0; start <= list.size();) {
+        const size_t comma = std::min(list.find(',', start), list.size());
+        if (comma > start) core_opts.startup_models.insert(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    }
   if (!core_opts.startup_models.empty() && core_opts.control != serve::ControlMode::Explicit)
     fail("--load-model needs --model-control-mode explicit");
   core_opts.poll_seconds = static_cast<int>(serve_int(args, "--repository-poll-secs", 15, 1, 86400));
