@@ -25,6 +25,8 @@
 #   demo             `onyx demo`'s classifier, X[N,16] -> probabilities: the protocol's overhead dominates
 #   mobilenet        MobileNetV2 from `onyx bench-models` (input[1,3,224,224]), no batching
 #   mobilenet_batch  the same with a symbolic batch dim, max_batch_size 8 and dynamic batching (2 ms queue delay)
+#   mobilenet_1i, mobilenet_batch_1i  the same two with the server's default instances (one, threads = cores):
+#                    the batching gain's target is judged on these
 #   demo2            a copy of demo, for the soak's unload/load
 # Each point is onyx-serve-load with N threads (a connection or gRPC channel each, requests back to back), a
 # request count and a time bound (whichever ends first), after a warm-up. The in-process baseline is
@@ -150,6 +152,18 @@ add_model mobilenet_batch "$WORK/src/mobilenet_dyn.onnx" "max_batch_size: 8
 dynamic_batching { max_queue_delay_microseconds: 2000 }
 $(tensor_config input "$MB_CFG_IN")
 $(tensor_config output "$MB_CFG_OUT")"
+# The batching comparison runs both models as the server does by default (one instance, as many threads as
+# cores), with and without dynamic batching: batching is what lets that instance use its cores on small requests.
+add_default_model() {  # NAME SOURCE_FILE [EXTRA CONFIG TEXT]
+  mkdir -p "$REPO/$1/1"
+  cp "$2" "$REPO/$1/1/model.onnx"
+  printf 'name: "%s"\nplatform: "onnxruntime_onnx"\n%s\n' "$1" "${3:-}" > "$REPO/$1/config.pbtxt"
+}
+add_default_model mobilenet_1i "$WORK/src/mobilenet_v2.onnx"
+add_default_model mobilenet_batch_1i "$WORK/src/mobilenet_dyn.onnx" "max_batch_size: 8
+dynamic_batching { max_queue_delay_microseconds: 2000 }
+$(tensor_config input "$MB_CFG_IN")
+$(tensor_config output "$MB_CFG_OUT")"
 
 # ---- The server ----
 HTTP_PORT="" GRPC_PORT="" METRICS_PORT=""
@@ -236,6 +250,10 @@ if [[ $SWEEP == 1 ]]; then
   # Dynamic batching at concurrency 8 (batch 1 requests that the server groups up to 8), against the plain model
   # at the same concurrency (measured here when the sweep's levels lack 8).
   for proto in grpc http-binary; do
+    record_point mobilenet_1i "$proto" 8 "$DUR_BIG" "$REQ_BIG" 16 "$MB_INPUTS" "$MB_OUTPUTS"
+    record_point mobilenet_batch_1i "$proto" 8 "$DUR_BIG" "$REQ_BIG" 16 "$MB_INPUTS" "$MB_OUTPUTS"
+    # The same with the sweep's instances and threads (INSTANCES x THREADS): with as many instances as cores,
+    # batch-1 runs already use every core, and batching can only match them.
     [[ " $CONCURRENCY " == *" 8 "* ]] ||
       record_point mobilenet "$proto" 8 "$DUR_BIG" "$REQ_BIG" 16 "$MB_INPUTS" "$MB_OUTPUTS"
     record_point mobilenet_batch "$proto" 8 "$DUR_BIG" "$REQ_BIG" 16 "$MB_INPUTS" "$MB_OUTPUTS"
@@ -247,7 +265,8 @@ if [[ $SWEEP == 1 ]]; then
   cat > "$WORK/meta.json" <<EOF
 {"device": "$(describe_device)", "instances": $INSTANCES, "threads": $THREADS,
  "server_cpus": "${SERVER_CPUS:-all}", "load_cpus": "${LOAD_CPUS:-all}", "models": ["demo", "mobilenet"],
- "batching": {"batched": "mobilenet_batch", "plain": "mobilenet", "concurrency": 8},
+ "batching": {"batched": "mobilenet_batch_1i", "plain": "mobilenet_1i", "concurrency": 8},
+ "batching_instances": {"batched": "mobilenet_batch", "plain": "mobilenet", "concurrency": 8},
  "errors_file": "$WORK/load.err"}
 EOF
   "$PY" "$UTIL" report "$RESULTS" "$WORK/meta.json"

@@ -684,9 +684,14 @@ std::vector<VersionRuntime::Pending> VersionRuntime::next_batch(std::unique_lock
   }
   if (queue_.empty()) return out;  // another instance took them
   const std::string sig = queue_.front().signature;
+  // With other instances idle too, this one takes its share of the rows waiting, not all of them: one instance
+  // running a batch of 8 while another has nothing to run uses half the cores (on a CPU a batch's rows cost about
+  // what they cost apart; the gain of batching is in the cores a lone request cannot use).
+  int64_t cap = max_batch_;
+  if (free_slots_ > 1) cap = std::max<int64_t>(1, (ready_rows() + free_slots_ - 1) / free_slots_);
   int64_t rows = 0;
   for (auto it = queue_.begin(); it != queue_.end();) {
-    if (it->signature == sig && rows + it->batch <= max_batch_) {
+    if (it->signature == sig && (rows == 0 || rows + it->batch <= cap)) {  // the front request always goes
       rows += it->batch;
       out.push_back(std::move(*it));
       it = queue_.erase(it);
@@ -694,6 +699,7 @@ std::vector<VersionRuntime::Pending> VersionRuntime::next_batch(std::unique_lock
       ++it;
     }
   }
+  if (!queue_.empty()) queue_cv_.notify_one();  // the rest is another idle instance's
   return out;
 }
 
