@@ -1,32 +1,22 @@
 // The Prometheus metrics of `onyx serve`: the Core's per-model statistics under Triton's metric names and labels,
-// the process's CPU and memory gauges, and the small Beast server that answers GET /metrics on its own port.
+// and the process's CPU and memory gauges (the port that serves them, MetricsFront, is in http_front.cpp).
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
-#include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "fronts.hpp"
 
 namespace onyx::serve {
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = net::ip::tcp;
-
-// The CPU utilization's first interval starts here when nothing (MetricsFront::start) started one later.
+// The CPU utilization's first interval starts with the process.
 const auto metrics_process_start = std::chrono::steady_clock::now();
 
 // Prometheus label values escape backslash, double quote and newline.
@@ -178,139 +168,5 @@ std::string prometheus_metrics(const Core& core) {
                 std::to_string(metrics_resident_bytes()));
   return out;
 }
-
-namespace {
-
-// One connection to the metrics port: keep-alive requests, one at a time, on the front's single thread.
-struct MetricsSession : std::enable_shared_from_this<MetricsSession> {
-  MetricsSession(tcp::socket s, const Core& c) : socket(std::move(s)), core(c) {}
-
-  void read() {
-    parser.emplace();
-    parser->body_limit(64 * 1024);  // scrapes have no body
-    http::async_read(socket, buffer, *parser, [self = shared_from_this()](beast::error_code ec, size_t) {
-      if (ec) return self->close();
-      self->answer();
-    });
-  }
-
-  void answer() {
-    const auto& req = parser->get();
-    std::string_view path(req.target().data(), req.target().size());
-    if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
-    response = {};
-    response.version(11);
-    response.keep_alive(req.keep_alive());
-    response.set(http::field::server, "onyx");
-    if (path == "/metrics" && (req.method() == http::verb::get || req.method() == http::verb::head)) {
-      response.result(http::status::ok);
-      response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-      try {
-        response.body() = prometheus_metrics(core);
-      } catch (const std::exception& e) {
-        response.result(http::status::internal_server_error);
-        response.body() = std::string("cannot collect the metrics: ") + e.what() + "\n";
-      }
-    } else {
-      response.result(http::status::not_found);
-      response.set(http::field::content_type, "text/plain");
-      response.body() = "not found: the metrics are at GET /metrics\n";
-    }
-    response.prepare_payload();
-    if (req.method() == http::verb::head) response.body().clear();  // Content-Length still tells the size
-    http::async_write(socket, response, [self = shared_from_this()](beast::error_code ec, size_t) {
-      if (ec || !self->response.keep_alive()) return self->close();
-      self->read();
-    });
-  }
-
-  void close() {
-    beast::error_code ignored;
-    socket.shutdown(tcp::socket::shutdown_both, ignored);
-    socket.close(ignored);
-  }
-
-  tcp::socket socket;
-  const Core& core;
-  beast::flat_buffer buffer;
-  std::optional<http::request_parser<http::string_body>> parser;
-  http::response<http::string_body> response;
-};
-
-}  // namespace
-
-struct MetricsFront::Impl {
-  Impl(const Core& c, MetricsOptions o) : core(c), options(std::move(o)) {}
-  const Core& core;
-  MetricsOptions options;
-  // Declared before the acceptor: destroying the io_context destroys the handlers still queued, and with them
-  // the sessions they hold, after the acceptor is gone.
-  net::io_context ioc{1};
-  std::optional<tcp::acceptor> acceptor;
-  std::thread thread;
-  int port = 0;
-  bool running = false;
-
-  void accept() {
-    acceptor->async_accept(ioc, [this](beast::error_code ec, tcp::socket s) {
-      if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
-      if (!ec) {
-        beast::error_code ignored;
-        s.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<MetricsSession>(std::move(s), core)->read();
-      }
-      accept();
-    });
-  }
-};
-
-MetricsFront::MetricsFront(const Core& core, MetricsOptions options)
-    : impl_(std::make_unique<Impl>(core, std::move(options))) {}
-
-MetricsFront::~MetricsFront() { stop(); }
-
-void MetricsFront::start() {
-  Impl& m = *impl_;
-  if (m.running) return;
-  try {
-    const tcp::endpoint ep(net::ip::make_address(m.options.address), static_cast<unsigned short>(m.options.port));
-    m.acceptor.emplace(m.ioc);
-    m.acceptor->open(ep.protocol());
-    m.acceptor->set_option(net::socket_base::reuse_address(true));
-    m.acceptor->bind(ep);
-    m.acceptor->listen(net::socket_base::max_listen_connections);
-    m.port = m.acceptor->local_endpoint().port();
-  } catch (const std::exception& e) {
-    m.acceptor.reset();
-    throw ServeError(Code::Unavailable, "cannot listen for metrics on " + m.options.address + ":" +
-                                            std::to_string(m.options.port) + ": " + e.what());
-  }
-  m.running = true;
-  m.accept();
-  metrics_cpu_utilization();  // starts the first interval now rather than at the program's start
-  m.thread = std::thread([&m] {
-    for (;;) {
-      try {
-        m.ioc.run();
-        return;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "onyx serve: metrics thread: %s\n", e.what());
-      }
-    }
-  });
-}
-
-void MetricsFront::stop() {
-  Impl& m = *impl_;
-  if (!m.running) return;
-  m.running = false;
-  // Scrapes hold no state worth finishing: stop the loop; the sessions go with the io_context's queued handlers.
-  m.ioc.stop();
-  if (m.thread.joinable()) m.thread.join();
-  beast::error_code ignored;
-  m.acceptor->close(ignored);
-}
-
-int MetricsFront::port() const { return impl_->port; }
 
 }  // namespace onyx::serve

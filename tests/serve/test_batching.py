@@ -23,8 +23,9 @@ name: "db"
 max_batch_size: 8
 input [ { name: "X" data_type: TYPE_FP32 dims: [ 4 ] } ]
 output [ { name: "Y" data_type: TYPE_FP32 dims: [ 4 ] } ]
-dynamic_batching { max_queue_delay_microseconds: 20000 }
+dynamic_batching { max_queue_delay_microseconds: 200000 }
 """)
+    # (a 200 ms queue delay: the test's threads send their requests within it even on a loaded machine)
     # two symbolic dims: Y = X * 3
     three = helper.make_tensor("three", TensorProto.FLOAT, [], [3.0])
     save_model(repo.model_path("dyn2"), [helper.make_node("Mul", ["X", "three"], ["Y"])],
@@ -34,7 +35,7 @@ name: "dyn2"
 max_batch_size: 8
 input [ { name: "X" data_type: TYPE_FP32 dims: [ -1 ] } ]
 output [ { name: "Y" data_type: TYPE_FP32 dims: [ -1 ] } ]
-dynamic_batching { max_queue_delay_microseconds: 30000 }
+dynamic_batching { max_queue_delay_microseconds: 200000 }
 """)
     slow_model(repo.model_path("qfull"))
     repo.config("qfull", """
@@ -43,7 +44,8 @@ max_batch_size: 1
 dynamic_batching { default_queue_policy { max_queue_size: 1 } }
 parameters { key: "threads" value { string_value: "1" } }
 """)
-    slow_model(repo.model_path("qtimeout"))
+    # A run of several hundred ms (64 products of 1024x1024 matrices), far beyond the 100 ms timeout below
+    slow_model(repo.model_path("qtimeout"), steps=64)
     repo.config("qtimeout", """
 name: "qtimeout"
 max_batch_size: 1
@@ -185,10 +187,11 @@ def test_queue_full(batch_server):
 
 
 def test_request_timeout(batch_server):
-    # one slow request runs; those queued behind it with a 1 ms timeout expire in the queue
+    # one slow request runs; those queued behind it with a 100 ms timeout expire in the queue (100 ms, not less:
+    # on a loaded machine the first request's own hand-off to an instance may take a few ms)
     x = np.ones((1, 4), np.float32)
     n = 6
-    res = concurrently(n, lambda i: rest_infer(batch_server, "qtimeout", x, params={"timeout": 1000}))
+    res = concurrently(n, lambda i: rest_infer(batch_server, "qtimeout", x, params={"timeout": 100000}))
     codes = [r.status_code for r in res]
     assert codes.count(200) >= 1, codes
     assert codes.count(503) >= 1, codes
@@ -201,7 +204,7 @@ def test_request_timeout(batch_server):
     futs = []
     for _ in range(n):
         req = pb.ModelInferRequest(model_name="qtimeout")
-        req.parameters["timeout"].int64_param = 1000
+        req.parameters["timeout"].int64_param = 100000
         t = req.inputs.add()
         t.name, t.datatype = "X", "FP32"
         t.shape.extend([1, 4])
