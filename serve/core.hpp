@@ -69,6 +69,11 @@ size_t v2_element_size(DataType t);
 std::vector<std::string> decode_bytes_elements(std::string_view raw, uint64_t count, const std::string& what);
 std::string encode_bytes_elements(const std::vector<std::string>& values);
 
+// For JSON answers and the access logs of both fronts: `s` as a quoted JSON string (arbitrary bytes give valid
+// JSON), and the time now as "2026-12-05T12:00:00.123Z".
+void append_json_string(std::string& out, std::string_view s);
+std::string access_log_time();
+
 // One named tensor of a request or a response. `data`'s dtype and dims are the tensor's; an input's data may view
 // the request's own buffer (Tensor::view with the buffer kept alive), so nothing copies it on the way in.
 struct InferTensor {

@@ -83,39 +83,14 @@ const char* grpc_code_name(grpc::StatusCode c) {
   return i >= 0 && i < static_cast<int>(std::size(names)) ? names[i] : "UNKNOWN";
 }
 
-void grpc_json_escape(std::string& out, std::string_view s) {
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += static_cast<char>(ch);
-    } else if (ch < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      out += buf;
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-}
-
 void grpc_access_log(std::string_view rpc, std::string_view model, const grpc::Status& status,
                      GrpcClock::time_point start) {
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(GrpcClock::now() - start).count();
-  const auto wall = std::chrono::system_clock::now();
-  const auto secs = std::chrono::system_clock::to_time_t(wall);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wall.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char stamp[40];
-  const size_t n = std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(stamp + n, sizeof stamp - n, ".%03dZ", static_cast<int>(ms));
-  std::string line = "{\"time\":\"";
-  line += stamp;
-  line += "\",\"rpc\":\"";
-  grpc_json_escape(line, rpc);
-  line += "\",\"model\":\"";
-  grpc_json_escape(line, model);
-  line += "\",\"status\":\"";
+  std::string line = "{\"time\":\"" + access_log_time() + "\",\"rpc\":";
+  append_json_string(line, rpc);
+  line += ",\"model\":";
+  append_json_string(line, model);
+  line += ",\"status\":\"";
   line += grpc_code_name(status.error_code());
   line += "\",\"duration_us\":";
   line += std::to_string(us);

@@ -170,59 +170,6 @@ struct HttpAlignedBody {
 // JSON writing for responses: by hand, since large output tensors are the hot path (no DOM, no double rounding of
 // float32 values: std::to_chars on the element's own type gives the shortest text that reads back exactly).
 
-void http_append_json_string(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      size_t j = i + 1;
-      while (j < n && p[j] >= 0x20 && p[j] < 0x80 && p[j] != '"' && p[j] != '\\') ++j;
-      out.append(s.data() + i, j - i);
-      i = j;
-      continue;
-    }
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-      ++i;
-      continue;
-    }
-    if (c < 0x20) {
-      switch (c) {
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-      }
-      ++i;
-      continue;
-    }
-    // Non-ASCII: copy a valid UTF-8 sequence as is; a byte that starts none is written as \u00XX (its Latin-1
-    // reading), so arbitrary BYTES never make the response invalid JSON.
-    size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-    bool valid = len > 0 && i + len <= n;
-    for (size_t k = 1; valid && k < len; ++k) valid = (p[i + k] & 0xC0) == 0x80;
-    if (valid && len == 3 && ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] >= 0xA0))) valid = false;
-    if (valid && len == 4 && ((c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] >= 0x90))) valid = false;
-    if (valid) {
-      out.append(s.data() + i, len);
-      i += len;
-    } else {
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-      ++i;
-    }
-  }
-  out += '"';
-}
 
 template <class T>
 void http_append_number(std::string& out, T v) {
@@ -298,7 +245,7 @@ void http_append_tensor_data(std::string& out, const Tensor& t) {
       const auto& v = t.string_values();
       for (size_t i = 0; i < v.size(); ++i) {
         if (i) out += ',';
-        http_append_json_string(out, v[i]);
+        append_json_string(out, v[i]);
       }
       out += ']';
       return;
@@ -310,7 +257,7 @@ void http_append_tensor_data(std::string& out, const Tensor& t) {
 
 std::string http_error_body(std::string_view message) {
   std::string s = "{\"error\":";
-  http_append_json_string(s, message);
+  append_json_string(s, message);
   s += '}';
   return s;
 }
@@ -1295,12 +1242,12 @@ struct HttpSession : std::enable_shared_from_this<HttpSession> {
       std::string js;
       js.reserve(256);
       js += "{\"model_name\":";
-      http_append_json_string(js, resp.model);
+      append_json_string(js, resp.model);
       js += ",\"model_version\":";
-      http_append_json_string(js, resp.version);
+      append_json_string(js, resp.version);
       if (!resp.id.empty()) {
         js += ",\"id\":";
-        http_append_json_string(js, resp.id);
+        append_json_string(js, resp.id);
       }
       js += ",\"outputs\":[";
       std::vector<std::string_view> binaries;
@@ -1323,7 +1270,7 @@ struct HttpSession : std::enable_shared_from_this<HttpSession> {
         }
         if (i) js += ',';
         js += "{\"name\":";
-        http_append_json_string(js, o.name);
+        append_json_string(js, o.name);
         js += ",\"datatype\":\"";
         js += dt;
         js += "\",\"shape\":";
@@ -1436,20 +1383,10 @@ struct HttpSession : std::enable_shared_from_this<HttpSession> {
   }
 
   void log_access() {
-    const auto now_sys = std::chrono::system_clock::now();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now_sys.time_since_epoch()).count();
-    const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    char when[96];
-    std::snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-    std::string line = "{\"time\":\"";
-    line += when;
-    line += "\",\"method\":";
-    http_append_json_string(line, method);
+    std::string line = "{\"time\":\"" + access_log_time() + "\",\"method\":";
+    append_json_string(line, method);
     line += ",\"path\":";
-    http_append_json_string(line, target);
+    append_json_string(line, target);
     line += ",\"status\":" + std::to_string(status_code);
     line += ",\"bytes_in\":" + std::to_string(bytes_in);
     line += ",\"bytes_out\":" + std::to_string(bytes_out);
@@ -1478,7 +1415,21 @@ struct HttpSession : std::enable_shared_from_this<HttpSession> {
   std::array<char, 16384> drain_buf{};
 };
 
+// An I/O thread's loop: a handler that throws is reported and the loop goes on, so one bad request never stops
+// the thread (and with it every connection it serves).
+void http_run_io(net::io_context& ioc, const char* what) {
+  for (;;) {
+    try {
+      ioc.run();
+      return;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "onyx serve: %s: %s\n", what, e.what());
+    }
+  }
+}
+
 }  // namespace
+
 
 struct HttpFront::Impl {
   std::shared_ptr<HttpShared> shared;
@@ -1530,16 +1481,7 @@ void HttpFront::start() {
   m.accept();
   for (auto& ioc : m.shared->iocs) {
     m.guards.push_back(net::make_work_guard(*ioc));
-    m.threads.emplace_back([shared = m.shared, ioc = ioc.get()] {
-      for (;;) {
-        try {
-          ioc->run();
-          return;
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "onyx serve: HTTP I/O thread: %s\n", e.what());
-        }
-      }
-    });
+    m.threads.emplace_back([shared = m.shared, ioc = ioc.get()] { http_run_io(*ioc, "HTTP I/O thread"); });
   }
 }
 
@@ -1679,16 +1621,7 @@ void MetricsFront::start() {
   }
   m.running = true;
   m.accept();
-  m.thread = std::thread([&m] {
-    for (;;) {
-      try {
-        m.ioc.run();
-        return;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "onyx serve: metrics thread: %s\n", e.what());
-      }
-    }
-  });
+  m.thread = std::thread([&m] { http_run_io(m.ioc, "metrics thread"); });
 }
 
 void MetricsFront::stop() {

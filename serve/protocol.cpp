@@ -1,6 +1,9 @@
 // The protocol's vocabulary shared by both fronts: status codes per transport, KServe v2 and Triton config
 // datatype names, and the length-prefixed raw form of BYTES tensors.
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include "core.hpp"
 
@@ -118,6 +121,73 @@ std::string encode_bytes_elements(const std::vector<std::string>& values) {
     out.append(v);
   }
   return out;
+}
+
+// JSON string text: control characters escaped, valid UTF-8 copied, any other byte written as \u00XX.
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      size_t j = i + 1;
+      while (j < n && p[j] >= 0x20 && p[j] < 0x80 && p[j] != '"' && p[j] != '\\') ++j;
+      out.append(s.data() + i, j - i);
+      i = j;
+      continue;
+    }
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (c < 0x20) {
+      switch (c) {
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+      }
+      ++i;
+      continue;
+    }
+    // Non-ASCII: copy a valid UTF-8 sequence as is; a byte that starts none is written as \u00XX (its Latin-1
+    // reading), so arbitrary BYTES never make the response invalid JSON.
+    size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+    bool valid = len > 0 && i + len <= n;
+    for (size_t k = 1; valid && k < len; ++k) valid = (p[i + k] & 0xC0) == 0x80;
+    if (valid && len == 3 && ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] >= 0xA0))) valid = false;
+    if (valid && len == 4 && ((c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] >= 0x90))) valid = false;
+    if (valid) {
+      out.append(s.data() + i, len);
+      i += len;
+    } else {
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    }
+  }
+  out += '"';
+}
+
+std::string access_log_time() {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char when[96];
+  std::snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+  return when;
 }
 
 }  // namespace onyx::serve
