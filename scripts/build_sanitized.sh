@@ -13,5 +13,6 @@ if [ -f build-sanitize/CMakeCache.txt ] &&
    ! grep -qx "CMAKE_CXX_COMPILER:FILEPATH=$(command -v $cxx)" build-sanitize/CMakeCache.txt; then
   rm -rf build-sanitize
 fi
-CC=$cc CXX=$cxx cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DONYX_SANITIZE=ON -DONYX_PYTHON=OFF "$@" >/dev/null
+CC=$cc CXX=$cxx cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DONYX_SANITIZE=ON -DONYX_PYTHON=OFF \
+  -DONYX_SERVE_SANITIZED=ON "$@" >/dev/null
 ninja -C build-sanitize sanitized_tests
