@@ -602,7 +602,7 @@ std::optional<HttpFastData> http_find_fast_data(std::string_view text, size_t mi
       while (q < end && *q != '"') {
         if (*q == '\\') {
           escaped = true;
-          ++q;
+          if (++q == end) break;  // a backslash that ends the text: never step past the end
         }
         ++q;
       }

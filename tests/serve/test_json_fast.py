@@ -108,3 +108,12 @@ def test_escaped_keys_take_the_plain_path(fast_server):
     text = '{"inputs": [{"name": "X", "datatype": "INT64", "shape": [1, 2000], "d\\u0061ta": %s}]}' % json.dumps(x)
     _, got = output(infer_text(fast_server, "i64", text))
     assert got == x
+
+
+def test_text_ending_inside_an_escape(fast_server):
+    # a large request cut off after a backslash in a string: the scan stops at the end, the parse reports it
+    x = list(range(2000))
+    text = '{"inputs": [{"name": "X", "datatype": "INT64", "shape": [1, 2000], "data": %s}], "id": "a\\' % json.dumps(x)
+    assert text.endswith("\\")
+    assert_error(infer_text(fast_server, "i64", text), 400)
+    assert fast_server.live()
