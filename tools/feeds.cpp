@@ -13,7 +13,8 @@ namespace onyx::cli {
 namespace {
 
 Tensor generate(const IoInfo& in, bool dummy, std::mt19937_64& rng, const std::map<std::string, int64_t>& dims) {
-  if (in.type.kind != Type::Kind::Tensor)
+  // A sparse_tensor input is fed dense (the session computes it dense).
+  if (in.type.kind != Type::Kind::Tensor && in.type.kind != Type::Kind::SparseTensor)
     fail("input '", in.name, "' is ", in.type.to_string(), ": give it with --input NAME=FILE");
   std::vector<int64_t> shape;
   for (const Dim& d : in.type.shape.dims) {

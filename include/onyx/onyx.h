@@ -58,7 +58,7 @@ extern "C" {
 #endif
 
 /* The newest version of the OnyxApi table this header describes. */
-#define ONYX_API_VERSION 3
+#define ONYX_API_VERSION 4
 
 typedef struct OnyxStatus OnyxStatus;
 typedef struct OnyxSessionOptions OnyxSessionOptions;
@@ -159,6 +159,10 @@ ONYX_EXPORT OnyxStatus* onyx_session_options_set_accept_newer_versions(OnyxSessi
  * would pass it fails with ONYX_ERROR_OUT_OF_MEMORY naming the node; its tensors are freed and the session runs
  * again. Kernels' scratch memory is not counted. */
 ONYX_EXPORT OnyxStatus* onyx_session_options_set_memory_limit_mb(OnyxSessionOptions* options, uint64_t mb);
+/* Adds a shared library of custom ops (onyx/custom_op.h; the path is copied): sessions made with these options load
+ * it and bind the ops it registers; a library that cannot be loaded, lacks the entry point or fails in it makes
+ * session creation fail with ONYX_ERROR_INVALID_MODEL naming the path. Since API version 4. */
+ONYX_EXPORT OnyxStatus* onyx_session_options_add_custom_op_library(OnyxSessionOptions* options, const char* path);
 ONYX_EXPORT void onyx_session_options_release(OnyxSessionOptions* options);
 
 /* ---- sessions ---- */
@@ -313,6 +317,9 @@ typedef struct OnyxApi {
   /* since 3 */
   OnyxStatus* (*session_options_set_memory_limit_mb)(OnyxSessionOptions* options, uint64_t mb);
   OnyxStatus* (*run_options_set_timeout_ms)(OnyxRunOptions* options, int64_t timeout_ms);
+
+  /* since 4 */
+  OnyxStatus* (*session_options_add_custom_op_library)(OnyxSessionOptions* options, const char* path);
   /* Members of later versions are appended here. */
 } OnyxApi;
 

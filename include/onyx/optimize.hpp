@@ -13,8 +13,11 @@ namespace onyx::opt {
 // what is wrong. The result loads and checks again (fused ops use the imported "ai.onyx" domain).
 OptimizeReport optimize_file(const std::filesystem::path& in, const std::filesystem::path& out, int level,
                              const SaveOptions& save = {});
-// The same with every optimizer option (options.level included).
+// The same with every optimizer option (options.level included). `as_session`: the model is taken as a session
+// takes it (check::accept_runtime_models: an IR-3 initializer that is not a graph input, a sparse Constant
+// `value`, sparse graph inputs and outputs computed dense), so a session's optimized_model_filepath can be written
+// for every model the session loads; such a model is written as IR version 4 or later, whose rules it then meets.
 OptimizeReport optimize_file(const std::filesystem::path& in, const std::filesystem::path& out,
-                             const OptimizeOptions& options, const SaveOptions& save = {});
+                             const OptimizeOptions& options, const SaveOptions& save = {}, bool as_session = false);
 
 }  // namespace onyx::opt

@@ -30,6 +30,23 @@ struct SessionOptions {
   // creation. An allocation past it fails with an error naming the node; the run's tensors are freed and the
   // session keeps working. Kernels' scratch memory and oneDNN's are not counted.
   uint64_t memory_limit_mb = 0;
+  // Shared libraries of custom ops (include/onyx/custom_op.h; onnxruntime's register_custom_ops_library): each is
+  // loaded at session creation and its ops bind for this session only. Errors name the path and what failed.
+  std::vector<std::string> custom_op_libraries;
+
+  // Free (symbolic) dims of graph inputs fixed before inference and planning: a dim whose dim_param is a key of
+  // the first map, or whose denotation is a key of the second, becomes that size (onnxruntime's
+  // add_free_dimension_override_by_name / _by_denotation). A key that matches nothing is ignored; a value < 0 is an error.
+  std::map<std::string, int64_t> free_dimension_overrides_by_name;
+  std::map<std::string, int64_t> free_dimension_overrides_by_denotation;
+  // Initializers replaced by these tensors (onnxruntime's add_initializer / add_external_initializers): the name
+  // must be an initializer of the main graph, with the same element type (error otherwise, naming it); its own
+  // data (inline or external) is then never read, so an external file that does not exist is fine.
+  std::map<std::string, Tensor> initializer_overrides;
+  // External data files served from memory (onnxruntime's add_external_initializers_from_files_in_memory): a
+  // tensor whose external-data location equals a key reads its bytes from that buffer (offset/length checked
+  // as for files) instead of the disk.
+  std::map<std::string, std::shared_ptr<const std::string>> external_data_files;
 };
 
 // A memory plan of a session for one input-shape signature.

@@ -368,6 +368,14 @@ OnyxStatus* onyx_session_options_set_memory_limit_mb(OnyxSessionOptions* options
   });
 }
 
+OnyxStatus* onyx_session_options_add_custom_op_library(OnyxSessionOptions* options, const char* path) {
+  return guard("onyx_session_options_add_custom_op_library", ONYX_ERROR_INTERNAL, [&] {
+    need(options, "options");
+    need(path, "path");
+    options->options.custom_op_libraries.emplace_back(path);
+  });
+}
+
 void onyx_session_options_release(OnyxSessionOptions* options) { delete options; }
 
 // ---- sessions ----
@@ -755,6 +763,7 @@ const OnyxApi* onyx_get_api(uint32_t version) {
       onyx_session_options_set_accept_newer_versions,
       onyx_session_options_set_memory_limit_mb,
       onyx_run_options_set_timeout_ms,
+      onyx_session_options_add_custom_op_library,
   };
   return version >= 1 && version <= ONYX_API_VERSION ? &api : nullptr;
 }

@@ -29,6 +29,9 @@ struct CheckOptions {
   // file and has the size the tensor needs. When false, only the external_data entries are
   // parsed.
   bool check_external_data = true;
+  // Accept initializers of IR <= 3 models that are not listed as graph inputs (sessions do, as ONNX Runtime does:
+  // check::accept_runtime_models); `onyx check` reports them.
+  bool initializers_need_not_be_inputs = false;
 };
 
 // Returns every problem found, in order; empty means valid.

@@ -36,7 +36,7 @@ void Checker::check_graph(const pb::Graph& g, Scope* parent, std::string path, c
       problem(what(), " is defined twice");
     } else {
       const auto [it, inserted] = scope.defined.emplace(name, Definition{DefKind::Initializer});
-      if (inserted && ir_version_ <= 3) {
+      if (inserted && ir_version_ <= 3 && !opts_.initializers_need_not_be_inputs) {
         problem(what(), " is not a graph input (IR version ", ir_version_,
                 " requires every initializer to be listed as a graph input too)");
       }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <unordered_set>
 
 #include "base/error.hpp"
 #include "check/topological_order.hpp"
@@ -90,6 +91,104 @@ std::vector<std::string> move_runtime_ops(pb::ModelDocument& doc) {
     doc.model.opset_import.push_back(std::move(imp));
   }
   return notes;
+}
+
+namespace {
+
+// Calls f(graph, where) on `g` and every graph nested in its nodes' attributes.
+template <class F>
+void for_each_graph(pb::Graph& g, const std::string& where, const F& f) {
+  f(g, where);
+  for (pb::Node& n : g.node)
+    for (pb::Attribute& a : n.attribute) {
+      const std::string inner = cat(where, " > node '", n.name.value_or(""), "' attribute '", a.name.value_or(""), "'");
+      if (a.g) for_each_graph(*a.g, inner, f);
+      for (pb::Graph& sg : a.graphs) for_each_graph(sg, inner, f);
+    }
+}
+
+// Renames the `value` of Constant nodes that holds a sparse tensor to sparse_value, adding a problem for each to
+// `problems` (`where` names the graph); returns how many.
+size_t rename_sparse_constant_values(std::vector<pb::Node>& nodes, const std::string& where,
+                                     std::vector<std::string>& problems) {
+  size_t renamed = 0;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    pb::Node& n = nodes[k];
+    if (n.op_type.value_or("") != "Constant" || spec::canonical_domain(n.domain.value_or("")) != "ai.onnx") continue;
+    for (pb::Attribute& a : n.attribute) {
+      if (a.name.value_or("") != "value" || !a.sparse_tensor || a.t) continue;
+      const std::string node = n.name && !n.name->empty() ? cat("'", *n.name, "'") : cat("#", k);
+      problems.push_back(cat(where, ": node ", node, " (Constant): attribute 'value' is sparse_tensor, expected tensor"));
+      a.name = "sparse_value";
+      a.type = static_cast<int32_t>(pb::AttrType::SparseTensor);
+      ++renamed;
+    }
+  }
+  return renamed;
+}
+
+// Declares the sparse_tensor(T) values of `list` tensor(T) (same element type and shape); returns their names.
+std::set<std::string> densify_declared_types(std::vector<pb::ValueInfo>& list) {
+  std::set<std::string> names;
+  for (pb::ValueInfo& vi : list) {
+    if (!vi.type || !vi.type->sparse_tensor_type || vi.type->tensor_type) continue;
+    vi.type->tensor_type = std::move(vi.type->sparse_tensor_type);
+    vi.type->sparse_tensor_type.reset();
+    names.emplace(vi.name.value_or(""));
+  }
+  return names;
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += cat(out.empty() ? "'" : ", '", n, "'");
+  return out;
+}
+
+}  // namespace
+
+RuntimeLeniency accept_runtime_models(pb::ModelDocument& doc, int log_level) {
+  RuntimeLeniency r;
+  if (!doc.model.graph) return r;
+  std::vector<std::string> notes;
+  const std::string label = doc.label.empty() ? "main graph" : doc.label;
+  const int64_t ir = doc.model.ir_version.value_or(0);
+  size_t constants = 0;
+  const Str main_name = doc.model.graph->name.value_or("");
+  const std::string main_where = cat(doc.label.empty() ? "<model>" : doc.label, ": main graph",
+                                     main_name.empty() ? "" : cat(" '", main_name, "'"));
+  for_each_graph(*doc.model.graph, main_where, [&](pb::Graph& g, const std::string& where) {
+    if (ir >= 1 && ir <= 3) {
+      std::unordered_set<Str> inputs;
+      for (const pb::ValueInfo& vi : g.input) inputs.insert(vi.name.value_or(""));
+      size_t outside = 0;
+      for (const pb::Tensor& t : g.initializer) outside += !inputs.count(t.name.value_or(""));
+      if (outside) {
+        r.initializers_need_not_be_inputs = true;
+        notes.push_back(cat(where, ": ", outside, " initializer", outside == 1 ? " is" : "s are",
+                            " not listed as graph input", outside == 1 ? "" : "s", " (IR version ", ir,
+                            " requires it); used as ", outside == 1 ? "a constant" : "constants",
+                            ", as from IR version 4"));
+      }
+    }
+    constants += rename_sparse_constant_values(g.node, where, r.spec_problems);
+  });
+  for (pb::Function& f : doc.model.functions)
+    constants += rename_sparse_constant_values(
+        f.node, cat(label, ": function '", f.domain.value_or(""), ".", f.name.value_or(""), "'"), r.spec_problems);
+  if (constants)
+    notes.push_back(cat(label, ": ", constants, " Constant node", constants == 1 ? " holds" : "s hold",
+                        " a sparse tensor in 'value' (ONNX has 'sparse_value' for it); read as sparse_value"));
+  r.sparse_inputs = densify_declared_types(doc.model.graph->input);
+  r.sparse_outputs = densify_declared_types(doc.model.graph->output);
+  if (!r.sparse_inputs.empty() || !r.sparse_outputs.empty())
+    notes.push_back(cat(label, ": graph ", r.sparse_inputs.empty() ? "" : cat("inputs ", joined(r.sparse_inputs)),
+                        r.sparse_inputs.empty() || r.sparse_outputs.empty() ? "" : " and ",
+                        r.sparse_outputs.empty() ? "" : cat("outputs ", joined(r.sparse_outputs)),
+                        " declared sparse_tensor are computed as dense tensors (fed and returned dense)"));
+  if (log_level <= 2)
+    for (const std::string& note : notes) std::fprintf(stderr, "onyx: warning: %s\n", note.c_str());
+  return r;
 }
 
 void accept_with_warnings(pb::ModelDocument& doc, int log_level) {

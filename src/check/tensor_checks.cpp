@@ -77,7 +77,7 @@ void Checker::check_tensor(const pb::Tensor& t, const Where& where) {
           problem(where, ": ", dtype, " tensors cannot be stored externally (they have no raw byte form)");
           return;
         }
-        if (!resolver_) resolver_.emplace(doc_.dir);
+        if (!resolver_) resolver_.emplace(doc_.dir, doc_.memory_files);
         resolver_->resolve(ref, *bytes, name);
       }
     } catch (const Error& e) {

@@ -8,6 +8,7 @@
 #include "check/runtime_ops.hpp"
 #include "check/versions.hpp"
 #include "exec/session_impl.hpp"
+#include "exec/session_overrides.hpp"
 #include "exec/threads.hpp"
 #include "ir/spec_table.hpp"
 #include "ir/tensor_alloc.hpp"
@@ -57,7 +58,9 @@ std::shared_ptr<exec::GraphPlan> Session::Impl::compile(const Graph& g, const st
       if (call) {
         compile_function_call(step, n, *fn);
       } else {
-        const ops::OpDef* def = &ops::builtin_registry().resolve(n, step.opset);
+        // The session's custom ops first; every other node, an unknown op's included, binds as it always has.
+        const ops::OpDef* def = custom_ops ? custom_ops->resolve(n, step.opset) : nullptr;
+        if (!def) def = &ops::builtin_registry().resolve(n, step.opset);
         if (!def->kernel)  // expanded at load everywhere but in model-local function bodies
           fail(n.domain, ".", n.op_type, " runs only as the nodes it expands to, which a model-local function body does not get");
         step.def = def;
@@ -228,10 +231,22 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
     impl->budget = std::make_shared<MemoryBudget>(options.memory_limit_mb << 20);
   }
   MemoryBudgetScope budget_scope(impl->budget.get());  // what folding allocates stays with the session
+  // Custom-op libraries load before the checks: the domains they register count as imported.
+  if (!options.custom_op_libraries.empty()) {
+    impl->custom_ops = load_custom_ops(options.custom_op_libraries, doc.label);
+    import_custom_domains(doc, *impl->custom_ops);
+  }
   check::accept_with_warnings(doc, options.log_level);
+  // Models ONNX Runtime loads beyond the spec, and the options that change the model (exec/session_overrides.hpp),
+  // before the checker: replaced initializers' own data is never read.
+  const check::RuntimeLeniency lenient = check::accept_runtime_models(doc, options.log_level);
+  apply_document_overrides(doc, impl->options);
+  check::CheckOptions check_options;
+  check_options.initializers_need_not_be_inputs = lenient.initializers_need_not_be_inputs;
   if (!options.accept_newer_versions) check::refuse_newer_versions(doc);
-  check::check_model_or_throw(doc);
+  check::check_model_or_throw(doc, check_options);
   impl->model = build_model(doc);
+  apply_model_overrides(impl->model, impl->options, doc.label);  // before inference, optimization and planning
   densify_sparse_initializers(*impl->model.graph, doc.label);
   opt::OptimizeOptions optimize_options{options.optimization_level};
   // A session computes a folded value once instead of on every run, so it folds far bigger values than a file
@@ -280,6 +295,9 @@ Session::Impl* make_impl(pb::ModelDocument doc, const SessionOptions& options, b
   impl->plans[&g] = impl->main;
   for (size_t i = 0; i < g.outputs.size(); ++i)
     impl->outputs.push_back({g.outputs[i]->name, declared_outputs[i] ? *declared_outputs[i] : g.outputs[i]->type});
+  // Inputs and outputs the model declares sparse run dense; the interface keeps what the model declares.
+  restore_sparse_kinds(impl->inputs, lenient.sparse_inputs);
+  restore_sparse_kinds(impl->outputs, lenient.sparse_outputs);
   return impl.release();
 }
 

@@ -16,6 +16,7 @@
 #include "base/error.hpp"
 #include "base/memory_budget.hpp"
 #include "base/run_limits.hpp"
+#include "exec/custom_ops.hpp"
 #include "exec/memory_plan.hpp"
 #include "format/onnx_proto.hpp"
 #include "infer/inference.hpp"
@@ -95,6 +96,9 @@ inline bool is_constant_node(const Node& n) {
 struct Session::Impl {
   BufferPoolUse buffer_pool;  // first: what creation and runs release is kept for reuse while the session lives
   SessionOptions options;
+  // Ops of options.custom_op_libraries (exec/custom_ops.hpp), bound ahead of the built-in registry; null when none.
+  // Before the plans: their steps point at its defs.
+  std::shared_ptr<const exec::CustomOps> custom_ops;
   Model model;
   std::vector<IoInfo> inputs, outputs;
   std::shared_ptr<exec::GraphPlan> main;

@@ -127,8 +127,8 @@ ExternalDataRef parse_external_data(
   return ref;
 }
 
-ExternalDataResolver::ExternalDataResolver(std::filesystem::path model_dir)
-    : model_dir_(std::move(model_dir)) {
+ExternalDataResolver::ExternalDataResolver(std::filesystem::path model_dir, MemoryFiles memory_files)
+    : model_dir_(std::move(model_dir)), memory_files_(std::move(memory_files)) {
   if (model_dir_.empty()) model_dir_ = ".";
 }
 
@@ -138,8 +138,48 @@ ExternalDataResolver::View ExternalDataResolver::resolve(const ExternalDataRef& 
   const std::string_view location = ref.location;
   const std::string where = what(tensor_name, location);
 
-  // Checks on the text of the location.
   if (location.empty()) fail(where, " is empty");
+  // A file the caller serves from memory: no path to confine, only the range to check.
+  std::shared_ptr<const void> keep;
+  std::shared_ptr<const MappedFile> mapped;
+  std::string_view contents;
+  if (const auto in_memory = memory_files_.find(ref.location); in_memory != memory_files_.end()) {
+    if (!in_memory->second) fail(where, ": its in-memory file is null");
+    keep = in_memory->second;
+    contents = *in_memory->second;
+  } else {
+    mapped = resolve_file(location, where, tensor_name);
+    contents = mapped->view();
+    keep = mapped;
+  }
+
+  // Range checks, written so that nothing can overflow.
+  const uint64_t size = contents.size();
+  if (ref.offset > size) {
+    fail(where, ": offset ", ref.offset, " is beyond the end of the file (", size, " bytes)");
+  }
+  const uint64_t available = size - ref.offset;
+  const uint64_t length = ref.length.value_or(available);
+  if (length > available) {
+    fail(where, ": offset ", ref.offset, " + length ", length, " is beyond the end of the file (",
+         size, " bytes)");
+  }
+  if (expected_bytes && length != *expected_bytes) {
+    fail(where, ": length ", length, " does not match the ", *expected_bytes,
+         " bytes the tensor's type and shape need");
+  }
+
+  View view;
+  view.bytes = contents.substr(static_cast<size_t>(ref.offset), static_cast<size_t>(length));
+  view.keep = std::move(keep);
+  view.file = std::move(mapped);
+  return view;
+}
+
+std::shared_ptr<const MappedFile> ExternalDataResolver::resolve_file(std::string_view location,
+                                                                     const std::string& where,
+                                                                     std::string_view tensor_name) {
+  // Checks on the text of the location.
   if (location.find('\0') != std::string_view::npos) fail(where, " contains a NUL byte");
   if (is_absolute_location(location)) fail(where, " is an absolute path");
   std::string relative;  // the location with '/' separators
@@ -173,35 +213,11 @@ ExternalDataResolver::View ExternalDataResolver::resolve(const ExternalDataRef& 
          quote(canonical_dir_->string()));
   }
 
-  std::shared_ptr<const MappedFile> mapped;
   const auto cached = cache_.find(file.string());
-  if (cached != cache_.end()) {
-    mapped = cached->second;
-  } else {
-    mapped = open_checked(file, location, tensor_name);
-    cache_.emplace(file.string(), mapped);
-  }
-
-  // Range checks, written so that nothing can overflow.
-  const uint64_t size = mapped->size();
-  if (ref.offset > size) {
-    fail(where, ": offset ", ref.offset, " is beyond the end of the file (", size, " bytes)");
-  }
-  const uint64_t available = size - ref.offset;
-  const uint64_t length = ref.length.value_or(available);
-  if (length > available) {
-    fail(where, ": offset ", ref.offset, " + length ", length, " is beyond the end of the file (",
-         size, " bytes)");
-  }
-  if (expected_bytes && length != *expected_bytes) {
-    fail(where, ": length ", length, " does not match the ", *expected_bytes,
-         " bytes the tensor's type and shape need");
-  }
-
-  View view;
-  view.bytes = mapped->view().substr(static_cast<size_t>(ref.offset), static_cast<size_t>(length));
-  view.file = std::move(mapped);
-  return view;
+  if (cached != cache_.end()) return cached->second;
+  std::shared_ptr<const MappedFile> mapped = open_checked(file, location, tensor_name);
+  cache_.emplace(file.string(), mapped);
+  return mapped;
 }
 
 std::shared_ptr<const MappedFile> ExternalDataResolver::open_checked(

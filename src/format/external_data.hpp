@@ -42,12 +42,17 @@ ExternalDataRef parse_external_data(
 // once. Not thread-safe: use one resolver per loading thread, or lock around resolve().
 class ExternalDataResolver {
  public:
+  // Data files served from memory, by location (matched as written in the model, before any path checks).
+  using MemoryFiles = std::map<std::string, std::shared_ptr<const std::string>>;
+
   // `model_dir` is the directory holding the model file; an empty path means the current
   // directory (what path("model.onnx").parent_path() gives). It is canonicalized on first use.
-  explicit ExternalDataResolver(std::filesystem::path model_dir);
+  // A location that is a key of `memory_files` reads that buffer instead (same range checks).
+  explicit ExternalDataResolver(std::filesystem::path model_dir, MemoryFiles memory_files = {});
 
   struct View {
-    std::shared_ptr<const MappedFile> file;  // keeps the mapping alive
+    std::shared_ptr<const MappedFile> file;  // keeps the mapping alive (null for an in-memory file)
+    std::shared_ptr<const void> keep;        // keeps the bytes alive: the mapping or the in-memory file
     std::string_view bytes;                  // [offset, offset + length) of the file
   };
 
@@ -63,6 +68,9 @@ class ExternalDataResolver {
   const std::filesystem::path& model_dir() const { return model_dir_; }
 
  private:
+  // The mapped file a location names, after the checks on its text and its place on disk.
+  std::shared_ptr<const MappedFile> resolve_file(std::string_view location, const std::string& where,
+                                                 std::string_view tensor_name);
   std::shared_ptr<const MappedFile> open_checked(const std::filesystem::path& canonical_file,
                                                  std::string_view location,
                                                  std::string_view tensor_name);
@@ -70,6 +78,7 @@ class ExternalDataResolver {
   std::filesystem::path model_dir_;
   std::optional<std::filesystem::path> canonical_dir_;
   std::map<std::string, std::shared_ptr<const MappedFile>> cache_;  // by canonical path
+  MemoryFiles memory_files_;
 };
 
 }  // namespace onyx

@@ -79,7 +79,7 @@ std::string str(const pb::OptStr& s) { return std::string(s.value_or("")); }
 
 class Builder {
  public:
-  Builder(const pb::ModelDocument& doc, Model& model) : doc_(doc), model_(model), resolver_(doc.dir) {}
+  Builder(const pb::ModelDocument& doc, Model& model) : doc_(doc), model_(model), resolver_(doc.dir, doc.memory_files) {}
 
   Tensor tensor(const pb::Tensor& t, const std::string& where) {
     if (is_external(t)) {

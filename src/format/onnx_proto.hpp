@@ -7,6 +7,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -281,6 +282,9 @@ struct ModelDocument {
   std::filesystem::path dir;   // folder that external data paths are relative to
   std::string label;           // the file name or "<bytes>", used in error messages
   Model model;
+  // External data files the caller serves from memory, by location (SessionOptions::external_data_files): the
+  // checker and the builder read these buffers instead of files in `dir`.
+  std::map<std::string, std::shared_ptr<const std::string>> memory_files;
 };
 
 struct ParseLimits {

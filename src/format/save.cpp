@@ -118,7 +118,7 @@ SaveReport save_model(const pb::ModelDocument& doc, const fs::path& out, const S
   SaveReport report;
   pb::Model model = doc.model;  // copies structure only: data stays views into the source
   pb::Arena arena;
-  ExternalDataResolver resolver(doc.dir);
+  ExternalDataResolver resolver(doc.dir, doc.memory_files);
   const fs::path out_dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   const bool keep_refs = same_folder(out_dir, doc.dir);
   const std::string data_name = opts.data_file.value_or(out.filename().string() + ".data");

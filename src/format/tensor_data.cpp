@@ -63,7 +63,7 @@ TensorBytes tensor_raw_bytes(const pb::Tensor& t, ExternalDataResolver* resolver
     if (!resolver) fail(what, ": external data is not allowed here");
     ExternalDataRef ref = parse_external_data(external_entries(t), t.name.value_or(""));
     auto view = resolver->resolve(ref, *bytes, t.name.value_or(""));
-    return {view.bytes, view.file};
+    return {view.bytes, view.keep};
   }
   if (t.raw_data) {
     if (t.raw_data->size() != *bytes)

@@ -171,6 +171,9 @@ bool expand_graph(Model& model, Graph& g, const OptimizeOptions& options, const 
 
 bool expand_ops(Model& model) {
   if (!model.graph || !has_expanding_node(model, *model.graph)) return false;
+  // A model importing only contrib domains (com.microsoft) has no ai.onnx opset for the standard nodes its ops
+  // expand to (onnx_opset() would read 0 and nothing binds): they bind at the newest one onyx implements.
+  if (!model.opset("")) model.opset_imports[""] = spec::newest_opset("").value_or(1);
   OptimizeOptions options;
   options.level = 0;
   return expand_graph(model, *model.graph, options, {});

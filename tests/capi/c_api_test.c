@@ -1,6 +1,7 @@
 /* The C API, used from C99 through the versioned table, against the shared library.
- * Usage: onyx_c_api_test MODEL   (MODEL: the file tests/capi/make_capi_model.cpp writes; its header comment lists
- * the inputs and outputs).
+ * Usage: onyx_c_api_test MODEL [CUSTOM_OP_LIBRARY CUSTOM_OP_MODEL]   (MODEL: the file tests/capi/make_capi_model.cpp
+ * writes; its header comment lists the inputs and outputs. With the other two, custom ops too: the test library
+ * tests/custom_op/custom_op_library.c and ONNX Runtime's custom_op_test.onnx).
  * Prints "N checks passed" and exits 0, or lists the failed checks and exits 1. With ONYX_CAPI_TEST_VERBOSE set in
  * the environment it also prints every expected error message. */
 #define _POSIX_C_SOURCE 200809L
@@ -647,6 +648,53 @@ static char* read_file(const char* path, size_t* size) {
   return data;
 }
 
+/* ---- custom-op libraries ---- */
+static void test_custom_ops(const char* library, const char* model) {
+  OnyxSessionOptions* opts = NULL;
+  OnyxSession* s = NULL;
+  OnyxValue *a = NULL, *b = NULL;
+  OnyxValue* out = NULL;
+  const char* names[2] = {"input_1", "input_2"};
+  const OnyxValue* inputs[2];
+  const int64_t dims[2] = {3, 5};
+  const void* p = NULL;
+  void* w = NULL;
+  OnyxElementType type = ONYX_TYPE_UNDEFINED;
+  int i;
+
+  REQUIRE(OK(api->session_options_create(&opts)));
+  FAILS(api->session_options_add_custom_op_library(NULL, library), ONYX_ERROR_INVALID_ARGUMENT, "options");
+  FAILS(api->session_options_add_custom_op_library(opts, NULL), ONYX_ERROR_INVALID_ARGUMENT, "path");
+  /* Without the library the model's domain is unknown. */
+  FAILS(api->session_create(model, opts, &s), ONYX_ERROR_INVALID_MODEL, "domain 'test.customop' is not imported");
+  OK(api->session_options_add_custom_op_library(opts, library));
+  REQUIRE(OK(api->session_create(model, opts, &s)));
+  REQUIRE(OK(api->tensor_create(ONYX_TYPE_FLOAT, dims, 2, &a)));
+  REQUIRE(OK(api->tensor_create(ONYX_TYPE_FLOAT, dims, 2, &b)));
+  OK(api->tensor_mutable_data(a, &w));
+  for (i = 0; i < 15; ++i) ((float*)w)[i] = 1.0f; /* input_2 stays zeros */
+  inputs[0] = a;
+  inputs[1] = b;
+  if (OK(api->session_run(s, NULL, names, inputs, 2, NULL, 1, &out))) {
+    OK(api->tensor_element_type(out, &type));
+    CHECK(type == ONYX_TYPE_INT32);
+    OK(api->tensor_data(out, &p));
+    for (i = 0; p && i < 15; ++i) CHECK(((const int32_t*)p)[i] == 1);
+    api->value_release(out);
+  }
+  api->value_release(a);
+  api->value_release(b);
+  api->session_release(s);
+  s = NULL;
+  api->session_options_release(opts);
+  /* A library that cannot be loaded: the error names it. */
+  REQUIRE(OK(api->session_options_create(&opts)));
+  OK(api->session_options_add_custom_op_library(opts, "/nonexistent/libnothing.so"));
+  FAILS(api->session_create(model, opts, &s), ONYX_ERROR_INVALID_MODEL,
+        "custom op library '/nonexistent/libnothing.so' cannot be loaded");
+  api->session_options_release(opts);
+}
+
 int main(int argc, char** argv) {
   OnyxSessionOptions* opts = NULL;
   OnyxSession* from_file = NULL;
@@ -654,8 +702,9 @@ int main(int argc, char** argv) {
   char* bytes;
   size_t size = 0;
 
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s MODEL (the model tests/capi/make_capi_model.cpp writes)\n", argv[0]);
+  if (argc != 2 && argc != 4) {
+    fprintf(stderr, "usage: %s MODEL [CUSTOM_OP_LIBRARY CUSTOM_OP_MODEL] (MODEL: the model tests/capi/make_capi_model.cpp writes)\n",
+            argv[0]);
     return 2;
   }
   api = onyx_get_api(ONYX_API_VERSION);
@@ -682,6 +731,7 @@ int main(int argc, char** argv) {
   test_allocated(from_bytes);
   test_run_errors(from_file);
   test_terminate(from_file);
+  if (argc == 4) test_custom_ops(argv[2], argv[3]);
 
   api->session_release(from_file);
   api->session_release(from_bytes);

@@ -26,6 +26,8 @@
 //   FusedGemm(A, B, C?)     Gemm, then `activation` with activation_alpha / activation_beta (LeakyRelu, HardSigmoid,
 //                           Relu, Tanh, Sigmoid).
 //   GridSample(X, grid)     GridSample-16 (the contrib op came first and has the same attributes and meaning).
+//   SparseToDenseMatMul(A, B)  Y = alpha * op(A) @ op(B), 2-D, transA/transB transposing; A is sparse in ONNX
+//                           Runtime, dense here (sessions compute sparse graph inputs and initializers dense).
 // The standard forms each picks: Gelu-20 / LayerNormalization-17 / RMSNormalization-23 where the model's ai.onnx
 // opset has them, else their ai.onyx aliases (src/ops/fused/fused.cpp).
 #include <limits>
@@ -266,6 +268,20 @@ void register_contrib_nn(Registry& r) {
               [](ExpandContext& ctx) { expand_fused_matmul(ctx, true); }});
   r.add(OpDef{kMsNnDomain, "TransposeMatMul", 1, {all_float}, infer_matmul_like, nullptr,
               [](ExpandContext& ctx) { expand_fused_matmul(ctx, false); }});
+
+  r.add(OpDef{kMsNnDomain, "SparseToDenseMatMul", 1, {{{0, 1}, {D::Float, D::Double, D::Int32, D::Int64, D::UInt32, D::UInt64}}},
+              infer_matmul_like, nullptr, [](ExpandContext& ctx) {
+                for (size_t i = 0; i < 2; ++i) {
+                  const int64_t rank = ctx.input_rank(i);
+                  if (rank >= 0 && rank != 2) ctx.error(cat("input ", i, " has rank ", rank, ", expected 2"));
+                }
+                // Gemm (2-D, C optional from opset 11) is the op; before it, the transposes and a product.
+                if (ctx.onnx_opset() < 11) return expand_fused_matmul(ctx, false);
+                std::vector<Attribute> gemm = ExpandContext::attributes(
+                    make_attr_float("alpha", ctx.attrs.get_float("alpha", 1.0f)),
+                    make_attr_int("transA", ctx.attrs.get_int("transA", 0)), make_attr_int("transB", ctx.attrs.get_int("transB", 0)));
+                ctx.emit1("Gemm", {ctx.input(0), ctx.input(1)}, std::move(gemm), ctx.output(0));
+              }});
 
   r.add(OpDef{kMsNnDomain, "FusedConv", 1, {all_float}, infer_matmul_like, nullptr, [](ExpandContext& ctx) {
                 std::vector<Value*> in = {ctx.input(0), ctx.input(1)};
