@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
@@ -139,16 +140,6 @@ void check_shape(const Type& expected, const std::vector<int64_t>& dims, const s
     if (want[i].value && *want[i].value != dims[i])
       raise("InvalidArgument", cat(what, ": dimension ", i, " must be ", *want[i].value, " (model shape ",
                                    expected.shape.to_string(), "), got an array of shape ", dims_text(dims)));
-}
-
-// A reference to a Python object for as long as a tensor views its memory. Tensors may be released on a thread
-// running without the GIL (during a run), so the release takes it.
-std::shared_ptr<const void> keep_python(py::handle obj) {
-  obj.inc_ref();
-  return std::shared_ptr<const void>(obj.ptr(), [](PyObject* p) {
-    py::gil_scoped_acquire gil;
-    Py_DECREF(p);
-  });
 }
 
 std::vector<int64_t> array_dims(const py::array& a) {
@@ -369,6 +360,35 @@ py::object unpacked_to_numpy(const Tensor& t) {
 }
 
 }  // namespace
+
+// A reference to a Python object for as long as a tensor views its memory. Tensors may be released on a thread
+// running without the GIL (during a run), so the release takes it.
+std::shared_ptr<const void> keep_python(py::handle obj) {
+  obj.inc_ref();
+  return std::shared_ptr<const void>(obj.ptr(), [](PyObject* p) {
+    py::gil_scoped_acquire gil;
+    Py_DECREF(p);
+  });
+}
+
+DataType element_type_from_python(py::handle obj, const std::string& what) {
+  // bool is an int in Python, but np.bool_ / bool given as a type are dtypes, never TensorProto numbers.
+  if (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) {
+    auto v = py::cast<int64_t>(obj);
+    if (v <= 0 || v > INT32_MAX || !is_known_dtype(static_cast<int32_t>(v)))
+      raise("InvalidArgument", cat(what, ": ", v, " is not an ONNX element type (TensorProto.DataType)"));
+    return static_cast<DataType>(v);
+  }
+  py::object dtype;
+  try {
+    dtype = numpy().attr("dtype")(obj);
+  } catch (py::error_already_set&) {
+    raise("InvalidArgument", cat(what, ": ", std::string(py::repr(obj)), " is neither a numpy dtype nor an ONNX element type"));
+  }
+  std::optional<DataType> t = natural_type(dtype);
+  if (!t) raise("InvalidArgument", cat(what, ": numpy dtype ", std::string(py::str(dtype)), " has no ONNX element type"));
+  return *t;
+}
 
 void raise(const char* cls, const std::string& message) { throw PyError(cls, message); }
 

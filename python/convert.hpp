@@ -40,6 +40,14 @@ py::object tensor_to_numpy(Tensor&& t, const std::shared_ptr<const void>& owner 
 // uint8 (their bit patterns); int4/int2 as int8 and uint4/uint2/float4e2m1 as uint8 (one element per byte).
 py::dtype numpy_dtype(DataType t);
 
+// An element type given as onnxruntime takes one: an int (TensorProto.DataType) or anything numpy.dtype accepts
+// (np.float32, "int64", a dtype). `what` starts the error message for anything else.
+DataType element_type_from_python(py::handle obj, const std::string& what);
+
+// A reference to a Python object as a tensor's keep-alive; its release takes the GIL (tensors may be released on
+// threads running without it).
+std::shared_ptr<const void> keep_python(py::handle obj);
+
 // The ORT-style shape list of a type: ints for static dims, strings for symbolic ones, None for unknown ones;
 // empty when the type is not a tensor or its rank is unknown.
 py::list shape_list(const Type& t);

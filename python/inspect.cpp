@@ -213,14 +213,32 @@ void check_model_object(py::handle obj) {
   if (!error.empty()) raise(cls, error);
 }
 
-void optimize_model(py::handle obj, const std::string& out, int level) {
+namespace {
+opt::OptimizeOptions session_options(int level) {
+  opt::OptimizeOptions o;
+  o.level = level;
+  return o;
+}
+}  // namespace
+
+void optimize_model(py::handle obj, const std::string& out, int level, const std::string& external_file,
+                    int64_t external_min_bytes, bool as_session) {
   ModelSource src = ModelSource::from(obj);
+  SaveOptions save;
+  if (!external_file.empty()) {
+    if (external_min_bytes < 0) raise("InvalidArgument", cat("external initializers' minimum size ", external_min_bytes, " is negative"));
+    if (external_file.find('/') != std::string::npos || external_file.find('\\') != std::string::npos || external_file == ".." || external_file == ".")
+      raise("InvalidArgument", cat("external initializers file '", external_file, "' must be a file name (it is written beside the model)"));
+    save.data = SaveOptions::Data::External;
+    save.threshold = static_cast<uint64_t>(external_min_bytes);
+    save.data_file = external_file;
+  }
   std::string error;
   {
     py::gil_scoped_release nogil;
     try {
       if (src.path) {
-        opt::optimize_file(*src.path, out, level);
+        opt::optimize_file(*src.path, out, session_options(level), save, as_session);
       } else {
         // The optimizer reads files (external data is resolved next to them): bytes go through the output path.
         {
@@ -228,7 +246,7 @@ void optimize_model(py::handle obj, const std::string& out, int level) {
           f.write(src.bytes.data(), static_cast<std::streamsize>(src.bytes.size()));
           if (!f) fail("cannot write '", out, "'");
         }
-        opt::optimize_file(out, out, level);
+        opt::optimize_file(out, out, session_options(level), save, as_session);
       }
     } catch (const Error& e) {
       error = e.what();

@@ -25,7 +25,10 @@ py::object load_model_object(py::handle model);
 // onyx.check: raises InvalidProtobuf / InvalidGraph (every checker message, one per line) / Fail (binding and
 // inference, as a session would report them).
 void check_model_object(py::handle model);
-// onyx.optimize: writes the model optimized at `level` (0, 1, 2) to `out`; raises Fail with the optimizer's error.
-void optimize_model(py::handle model, const std::string& out, int level);
+// Writes the model optimized at `level` to `out`. With an `external_file` name, initializers of at least
+// `external_min_bytes` go to that file beside `out` (onnxruntime's optimized_model_external_initializers_* config).
+// `as_session`: the model is taken as a session takes it (opt::optimize_file), for optimized_model_filepath.
+void optimize_model(py::handle model, const std::string& out, int level, const std::string& external_file = "",
+                    int64_t external_min_bytes = 1024, bool as_session = false);
 
 }  // namespace onyx::python
