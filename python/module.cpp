@@ -20,6 +20,11 @@
 #include "ortvalue.hpp"
 
 namespace onyx::python {
+void register_toolkit_float16(pybind11::module_& m);
+void register_toolkit_quantize(pybind11::module_& m);
+void register_toolkit_version_convert(pybind11::module_& m);
+void register_toolkit_model_tools(pybind11::module_& m);
+void register_toolkit_parse(pybind11::module_& m);
 namespace {
 
 int64_t steady_ns() {
@@ -474,4 +479,9 @@ PYBIND11_MODULE(_onyx, m) {
   m.def("_check", &check_model_object, py::arg("model"));
   m.def("_optimize", &optimize_model, py::arg("model"), py::arg("out"), py::arg("level"), py::arg("external_file") = "",
         py::arg("external_min_bytes") = 1024, py::arg("as_session") = false);
+  register_toolkit_float16(m);
+  register_toolkit_quantize(m);
+  register_toolkit_version_convert(m);
+  register_toolkit_model_tools(m);
+  register_toolkit_parse(m);
 }

@@ -47,6 +47,7 @@ int cmd_info(const std::vector<std::string>& argv);
 int cmd_check(const std::vector<std::string>& argv);
 int cmd_convert(const std::vector<std::string>& argv);
 int cmd_print(const std::vector<std::string>& argv);
+int cmd_parse(const std::vector<std::string>& argv);
 int cmd_demo(const std::vector<std::string>& argv);
 int cmd_test_onnx(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
@@ -56,12 +57,15 @@ int cmd_ops(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_bench_models(const std::vector<std::string>& argv);
 int cmd_optimize(const std::vector<std::string>& argv);
+int cmd_quantize(const std::vector<std::string>& argv);
+int cmd_infer(const std::vector<std::string>& argv), cmd_extract(const std::vector<std::string>& argv), cmd_merge(const std::vector<std::string>& argv); extern const char* const kInferUsage, * const kExtractUsage, * const kMergeUsage;  // cmd_model_tools.cpp
 int cmd_serve(const std::vector<std::string>& argv);  // serve/cmd_serve.cpp, in builds with ONYX_SERVE
 
 extern const char* const kInfoUsage;
 extern const char* const kCheckUsage;
 extern const char* const kConvertUsage;
 extern const char* const kPrintUsage;
+extern const char* const kParseUsage;
 extern const char* const kDemoUsage;
 extern const char* const kTestOnnxUsage;
 extern const char* const kRunUsage;
@@ -71,6 +75,7 @@ extern const char* const kOpsUsage;
 extern const char* const kBenchUsage;
 extern const char* const kBenchModelsUsage;
 extern const char* const kOptimizeUsage;
+extern const char* const kQuantizeUsage;
 extern const char* const kServeUsage;
 
 }  // namespace onyx::cli

@@ -58,6 +58,15 @@ Beyond onnxruntime
     onyx.load(path) inspects a model (inputs, outputs, nodes and their attributes, initializers as numpy;
     sparse initializers as onyx.ModelSparseTensor); onyx.check(path) raises with every checker message;
     onyx.optimize(path, out) saves an optimized model.
+
+ONNX's toolkit (each also a command of the onyx CLI)
+    onyx.parse(text) / onyx.to_text(model): the ONNX textual syntax to a model's bytes and back;
+    onyx.convert_version(model, opset): the model at another opset of the default domain;
+    onyx.infer_shapes(model), onyx.check_inferred_shapes(model): inferred types and shapes as value_info;
+    onyx.extract_model(model, inputs, outputs), onyx.merge_models(a, b, io_map): sub-models and compositions;
+    onyx.convert_float_to_float16(model): float32 weights and compute to float16;
+    onyx.quantize_dynamic(in, out), onyx.quantize_static(in, out, calibration_data): int8 models.
+    Models go in as a path, bytes or an onnx.ModelProto and come back as bytes (quantize writes `out`).
 """
 import os
 
@@ -79,6 +88,11 @@ from ._options import (HONOURED_SESSION_CONFIG_KEYS, ExecutionMode, ExecutionOrd
 from .capi.onnxruntime_inference_collection import (IOBinding, InferenceSession, OrtDevice, OrtValue, SparseTensor,
                                                     check_and_normalize_provider_args)
 from .onnxruntime_alias import install_onnxruntime_alias
+from ._float16 import convert_float_to_float16, float16_default_op_block_list
+from ._model_tools import check_inferred_shapes, extract_model, infer_shapes, merge_models
+from ._parse import parse, to_text
+from ._quantize import quantize_dynamic, quantize_static
+from ._version_convert import convert_version
 
 from . import _options  # noqa: E402
 
@@ -109,7 +123,9 @@ __all__ = [
     "get_build_info", "get_device", "get_version_string", "set_default_logger_severity",
     "set_default_logger_verbosity", "set_seed", "create_and_register_allocator", "create_and_register_allocator_v2",
     "enable_telemetry_events", "disable_telemetry_events", "HONOURED_SESSION_CONFIG_KEYS",
-    "install_onnxruntime_alias", "load", "check", "optimize", "Model", "Graph", "Node", "Function", "ValueInfo",
+    "install_onnxruntime_alias", "load", "check", "optimize", "parse", "to_text", "convert_version", "infer_shapes",
+    "check_inferred_shapes", "extract_model", "merge_models", "convert_float_to_float16",
+    "float16_default_op_block_list", "quantize_dynamic", "quantize_static", "Model", "Graph", "Node", "Function", "ValueInfo",
     "ModelSparseTensor", "AttributeRef", "OnyxError", "Fail", "InvalidArgument", "NoSuchFile", "InvalidProtobuf",
     "InvalidGraph", "NoModel", "EngineError", "RuntimeException", "ModelLoaded", "EPFail",
 ]  # not NotImplemented: `from onyx import *` must not shadow the builtin constant

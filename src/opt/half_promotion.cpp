@@ -78,6 +78,10 @@ class Promotion {
  private:
   bool wanted(const Node& n) const {
     if (!promotable_op(n) || !a_.def(&n)) return false;
+    // A value of unknown element type (an If output whose branches declare none) may be half at run time: the
+    // node would then read a float32 twin beside it, so it stays as it is.
+    for (const Value* v : n.inputs)
+      if (v && a_.dtype(v) == DataType::Undefined) return false;
     bool any = false;
     for (const Value* v : n.inputs) any |= v && is_half(a_.dtype(v));
     for (const Value* v : n.outputs) any |= v && is_half(a_.dtype(v));
