@@ -1,6 +1,7 @@
 #include "ops/op_kit.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <span>
 
@@ -97,8 +98,14 @@ std::vector<int64_t> read_ints(const Tensor& t) {
   visit_dtype(t.dtype(), [&](auto x) {
     using T = decltype(x);
     if constexpr (std::is_integral_v<T>) {
-      const T* p = t.data<T>();
-      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(p[i]);
+      // Through memcpy: a constant read at inference outside a session (converters, onyx infer) may view the
+      // model's bytes at any offset.
+      const char* p = t.bytes().data();
+      for (size_t i = 0; i < v.size(); ++i) {
+        T e;
+        std::memcpy(&e, p + i * sizeof(T), sizeof(T));
+        v[i] = static_cast<int64_t>(e);
+      }
     } else {
       fail("expected an integer tensor, got ", t.dtype());
     }
@@ -111,8 +118,12 @@ std::vector<double> read_doubles(const Tensor& t) {
   visit_dtype(t.dtype(), [&](auto x) {
     using T = decltype(x);
     if constexpr (std::is_arithmetic_v<T> || is_small_float_v<T>) {
-      const T* p = t.data<T>();
-      for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(p[i]);
+      const char* p = t.bytes().data();  // through memcpy, as read_ints
+      for (size_t i = 0; i < v.size(); ++i) {
+        T e;
+        std::memcpy(&e, p + i * sizeof(T), sizeof(T));
+        v[i] = to_double(e);
+      }
     } else {
       fail("expected a numeric tensor, got ", t.dtype());
     }

@@ -31,6 +31,30 @@
 namespace onyx::opt {
 namespace version_convert_impl {
 
+// Element k of a tensor: constants may view the model's bytes at any offset, so typed reads go through memcpy.
+template <class T>
+T element(const Tensor& t, size_t k) {
+  T v;
+  std::memcpy(&v, t.bytes().data() + k * sizeof(T), sizeof(T));
+  return v;
+}
+
+// The inference that checks the result reads constants through typed pointers (as kernels do): the graph's
+// constants that view the model's bytes at an offset their type cannot be read at are copied first.
+void align_constants(Graph& g) {
+  auto align = [](Tensor& t) {
+    const int bits = dtype_bits(t.dtype());
+    const size_t need = bits >= 16 ? std::min<size_t>(static_cast<size_t>(bits) / 8, 8) : 1;
+    if (need > 1 && reinterpret_cast<uintptr_t>(t.bytes().data()) % need != 0) t = t.clone();
+  };
+  for (auto& [name, t] : g.initializers) align(t);
+  for (auto& n : g.nodes)
+    for (Attribute& a : n->attributes) {
+      if (a.t) align(*a.t);
+      for (Tensor& t : a.tensors) align(t);
+    }
+}
+
 // One step of the chain in one graph: from opset `from` to `to` (adjacent), with the edit context of the graph.
 class Step {
  public:
@@ -135,9 +159,9 @@ class Step {
     if (!t) refuse(n, cat("input ", i, " (", what, ") is not a constant, so it cannot become an attribute"));
     std::vector<int64_t> out(t->element_count());
     if (t->dtype() == DataType::Int64) {
-      if (!out.empty()) std::memcpy(out.data(), t->data<int64_t>(), out.size() * sizeof(int64_t));
+      if (!out.empty()) std::memcpy(out.data(), t->bytes().data(), out.size() * sizeof(int64_t));
     } else if (t->dtype() == DataType::Int32) {
-      for (size_t k = 0; k < out.size(); ++k) out[k] = t->data<int32_t>()[k];
+      for (size_t k = 0; k < out.size(); ++k) out[k] = element<int32_t>(*t, k);
     } else {
       refuse(n, cat("input ", i, " (", what, ") is not an int64 or int32 tensor"));
     }
@@ -149,18 +173,18 @@ class Step {
     std::vector<double> out(t->element_count());
     for (size_t k = 0; k < out.size(); ++k) {
       switch (t->dtype()) {
-        case DataType::Float: out[k] = t->data<float>()[k]; break;
-        case DataType::Double: out[k] = t->data<double>()[k]; break;
-        case DataType::Float16: out[k] = half_to_float(t->data<uint16_t>()[k]); break;
-        case DataType::BFloat16: out[k] = bfloat16_to_float(t->data<uint16_t>()[k]); break;
-        case DataType::Int8: out[k] = t->data<int8_t>()[k]; break;
-        case DataType::UInt8: out[k] = t->data<uint8_t>()[k]; break;
-        case DataType::Int16: out[k] = t->data<int16_t>()[k]; break;
-        case DataType::UInt16: out[k] = t->data<uint16_t>()[k]; break;
-        case DataType::Int32: out[k] = t->data<int32_t>()[k]; break;
-        case DataType::UInt32: out[k] = t->data<uint32_t>()[k]; break;
-        case DataType::Int64: out[k] = static_cast<double>(t->data<int64_t>()[k]); break;
-        case DataType::UInt64: out[k] = static_cast<double>(t->data<uint64_t>()[k]); break;
+        case DataType::Float: out[k] = element<float>(*t, k); break;
+        case DataType::Double: out[k] = element<double>(*t, k); break;
+        case DataType::Float16: out[k] = half_to_float(element<uint16_t>(*t, k)); break;
+        case DataType::BFloat16: out[k] = bfloat16_to_float(element<uint16_t>(*t, k)); break;
+        case DataType::Int8: out[k] = element<int8_t>(*t, k); break;
+        case DataType::UInt8: out[k] = element<uint8_t>(*t, k); break;
+        case DataType::Int16: out[k] = element<int16_t>(*t, k); break;
+        case DataType::UInt16: out[k] = element<uint16_t>(*t, k); break;
+        case DataType::Int32: out[k] = element<int32_t>(*t, k); break;
+        case DataType::UInt32: out[k] = element<uint32_t>(*t, k); break;
+        case DataType::Int64: out[k] = static_cast<double>(element<int64_t>(*t, k)); break;
+        case DataType::UInt64: out[k] = static_cast<double>(element<uint64_t>(*t, k)); break;
         default: refuse(n, cat("input ", i, " (", what, ") has an element type an attribute cannot hold"));
       }
     }
@@ -455,7 +479,7 @@ void dropout12_up(Step& s, Node& n) {
 void dropout12_down(Step& s, Node& n) {
   if (s.has_input(n, 2)) {
     const Tensor* t = s.constant(n.inputs[2]);
-    if (!t || t->dtype() != DataType::Bool || t->element_count() != 1 || t->data<uint8_t>()[0] != 0)
+    if (!t || t->dtype() != DataType::Bool || t->element_count() != 1 || element<uint8_t>(*t, 0) != 0)
       s.refuse(n, "training_mode is not the constant false");
     s.set_input(n, 2, nullptr);
   }
@@ -967,6 +991,11 @@ VersionConvertReport convert_version(Model& model, int64_t target) {
   report.from = *source;
   report.to = target;
   int64_t& opset = model.opset_imports.count("") ? model.opset_imports[""] : model.opset_imports["ai.onnx"];
+  {
+    std::vector<Graph*> graphs;
+    impl::collect_graphs(*model.graph, graphs);
+    for (Graph* g : graphs) impl::align_constants(*g);
+  }
   for (int64_t v = *source; v != target;) {
     const int64_t next = v < target ? v + 1 : v - 1;
     std::vector<Graph*> graphs;

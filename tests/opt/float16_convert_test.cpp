@@ -1,8 +1,10 @@
 // float32 -> float16 conversion (include/onyx/float16.hpp): clamping, block lists with their Casts, keep_io_types,
 // subgraphs, and that the converted models check and run close to the float32 ones.
+
 #include "onyx/float16.hpp"
 
 #include <cmath>
+#include <cstring>
 
 #include "base/error.hpp"
 #include "opt_test_util.hpp"
@@ -16,10 +18,21 @@ std::string to_f16(const std::string& bytes, const opt::Float16Options& o = {}, 
   return opt::convert_float_to_float16(doc, o, r);
 }
 
+// The tensor's values as floats; the tensor may view the model's bytes at any offset, so reads go through memcpy.
 std::vector<float> f16_floats(const Tensor& t) {
   std::vector<float> v;
-  for (uint64_t i = 0; i < t.element_count(); ++i)
-    v.push_back(t.dtype() == DataType::Float16 ? half_to_float(t.data<uint16_t>()[i]) : t.data<float>()[i]);
+  const char* p = t.bytes().data();
+  for (uint64_t i = 0; i < t.element_count(); ++i) {
+    if (t.dtype() == DataType::Float16) {
+      uint16_t h;
+      std::memcpy(&h, p + i * sizeof h, sizeof h);
+      v.push_back(half_to_float(h));
+    } else {
+      float f;
+      std::memcpy(&f, p + i * sizeof f, sizeof f);
+      v.push_back(f);
+    }
+  }
   return v;
 }
 
